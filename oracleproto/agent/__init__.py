@@ -1,0 +1,1 @@
+"""The time-masked ReAct loop (paper Algorithm 1)."""

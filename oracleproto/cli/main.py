@@ -1,0 +1,46 @@
+"""The ``oracleproto`` command: a thin click layer over the public functions.
+
+Each command group lives in its own module and is registered here; nothing imports
+this package.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from oracleproto import __version__
+from oracleproto.errors import OracleprotoError
+
+#: Exit status for invalid input (bad dataset, bad settings, failed verification).
+EXIT_INVALID = 2
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="oracleproto")
+def cli() -> None:
+    """Reproducible benchmarking of LLM native forecasting (record/replay)."""
+
+
+def _register() -> None:
+    # Command modules are imported here, not at package import, to keep `import oracleproto` light.
+    pass
+
+
+_register()
+
+
+def main() -> None:
+    """Console-script entry point: known errors print one clear message, exit non-zero."""
+    try:
+        cli.main(standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except OracleprotoError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_INVALID)

@@ -1,0 +1,1 @@
+"""Dataset layer: source DB reading, validation, building, admission."""

@@ -1,0 +1,112 @@
+"""Exception hierarchy and the error-kind vocabulary of the paper (Table 14).
+
+OracleprotoError
+├── ConfigError                  bad settings / environment (startup, Table 10 row 1)
+├── DatasetError                 a source DB failed validation (carries every problem)
+├── TransportError               record/replay layer
+│   ├── ReplayMissError          replay found no entry for a request
+│   ├── CassetteIntegrityError   a stored entry does not match its digest / is malformed
+│   └── SampleContextError       a sampled main-LLM call without sample identity
+├── ProviderError                provider channels (llm, search, detector)
+│   ├── BrowsingBarrierError     a send-time barrier assertion failed (Table 10)
+│   ├── CallFailedError          a logical call ended in a terminal failure (has a kind)
+│   │   └── AuthError            401/403: aborts the run, leaving it resumable
+├── StoreError                   run directory / per-model SQLite problems
+└── AnalysisError                analysis could not be computed from a run directory
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class ErrorKind(StrEnum):
+    """The seven failure kinds of the paper's classifier, in its matching order."""
+
+    NETWORK = "network"
+    RATE_LIMIT = "rate_limit"
+    SERVER_5XX = "server_5xx"
+    AUTH = "auth"
+    CONTENT_POLICY = "content_policy"
+    BAD_REQUEST = "bad_request"
+    UNKNOWN = "unknown"
+
+
+class OracleprotoError(Exception):
+    """Base class of every error this package raises on purpose."""
+
+
+class ConfigError(OracleprotoError):
+    """Settings or environment are invalid; the message says which and how to fix it."""
+
+
+@dataclass(frozen=True)
+class DatasetProblem:
+    """One validation problem of a source DB row (or of the metadata)."""
+
+    row_id: str | None
+    column: str
+    reason: str
+
+    def __str__(self) -> str:
+        where = f"row {self.row_id!r}" if self.row_id is not None else "dataset"
+        return f"{where}, column {self.column!r}: {self.reason}"
+
+
+class DatasetError(OracleprotoError):
+    """A source DB failed validation; ``problems`` lists every problem found."""
+
+    def __init__(self, source: str, problems: list[DatasetProblem]) -> None:
+        self.source = source
+        self.problems = list(problems)
+        lines = "\n".join(f"  - {p}" for p in self.problems)
+        super().__init__(f"{source}: {len(self.problems)} problem(s):\n{lines}")
+
+
+class TransportError(OracleprotoError):
+    """Base class of record/replay transport errors."""
+
+
+class ReplayMissError(TransportError):
+    """Replay mode found no recorded entry for a request."""
+
+
+class CassetteIntegrityError(TransportError):
+    """A cassette entry is corrupt, hand-edited or does not match its digest."""
+
+
+class SampleContextError(TransportError):
+    """A sampled (temperature > 0) main-LLM request carried no sample identity."""
+
+
+class ProviderError(OracleprotoError):
+    """Base class of provider-channel errors."""
+
+
+class BrowsingBarrierError(ProviderError):
+    """A request violated a send-time browsing barrier (paper Table 10)."""
+
+
+class CallFailedError(ProviderError):
+    """A logical call ended in a terminal failure of the given kind."""
+
+    def __init__(self, kind: ErrorKind, message: str, *, status_code: int | None = None) -> None:
+        self.kind = kind
+        self.status_code = status_code
+        super().__init__(f"{kind.value}: {message}")
+
+
+class AuthError(CallFailedError):
+    """An authentication failure (HTTP 401/403); aborts the run, which stays resumable."""
+
+    def __init__(self, message: str, *, status_code: int | None = None) -> None:
+        super().__init__(ErrorKind.AUTH, message, status_code=status_code)
+
+
+class StoreError(OracleprotoError):
+    """A run directory or per-model database is missing, malformed or inconsistent."""
+
+
+class AnalysisError(OracleprotoError):
+    """Metrics or tables could not be computed from a run directory."""

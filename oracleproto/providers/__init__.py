@@ -1,0 +1,1 @@
+"""Provider channels: OpenAI-compatible LLM client, time-masked Tavily search, leak detector."""

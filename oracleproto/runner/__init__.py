@@ -1,0 +1,1 @@
+"""Runner: task plan, admission first, concurrent channels, resume."""

@@ -1,0 +1,391 @@
+"""Settings, grouped in sections, read from the environment and ``.env``.
+
+Environment variable names are the paper's (``LLM_BASE_URL``, ``MODELS``,
+``TAVILY_API_KEY``, …) so an existing ``.env`` keeps working; every field says which
+variable sets it. Sections are plain pydantic models built by :func:`load_settings`;
+code receives the section it needs, never a global.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+)
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from oracleproto.errors import ConfigError
+from oracleproto.hashing import redact_secret
+
+CacheMode = Literal["replay", "record", "refresh"]
+Convention = Literal["paper", "reference-v4"]
+
+ONLINE_SUFFIX = ":online"
+_PLACEHOLDER_MARKERS = ("changeme", "change-me", "placeholder", "your", "replace", "xxx", "...", "<")
+
+
+def _env(*names: str) -> Any:
+    return AliasChoices(*names)
+
+
+def _split_list(value: Any) -> Any:
+    """Accept a JSON list or a comma-separated string for list-valued variables."""
+    if isinstance(value, str):
+        text = value.strip()
+        if not text:
+            return []
+        if text.startswith("["):
+            return json.loads(text)
+        return [part.strip() for part in text.split(",") if part.strip()]
+    return value
+
+
+def _split_mapping(value: Any) -> Any:
+    """Accept a JSON object or ``key=value,key=value`` for mapping-valued variables."""
+    if isinstance(value, str):
+        text = value.strip()
+        if not text:
+            return {}
+        if text.startswith("{"):
+            return json.loads(text)
+        out: dict[str, str] = {}
+        for part in text.split(","):
+            if not part.strip():
+                continue
+            key, sep, val = part.partition("=")
+            if not sep:
+                raise ValueError(f"expected key=value, got {part.strip()!r}")
+            out[key.strip()] = val.strip()
+        return out
+    return value
+
+
+StrList = Annotated[list[str], NoDecode]
+FloatList = Annotated[list[float], NoDecode]
+StrMap = Annotated[dict[str, str], NoDecode]
+SecretList = Annotated[list[SecretStr], NoDecode]
+
+
+class _Section(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_file=".env", extra="ignore", frozen=True, populate_by_name=True, case_sensitive=False
+    )
+
+
+class LLMSettings(_Section):
+    """The main-LLM channel (paper Table 10 and App. B.4)."""
+
+    base_url: str | None = Field(None, validation_alias=_env("LLM_BASE_URL"))
+    """OpenAI-compatible base URL; ``/chat/completions`` is appended. ``LLM_BASE_URL``."""
+    api_key: SecretStr | None = Field(None, validation_alias=_env("LLM_API_KEY"))
+    """Bearer key for the main LLM. ``LLM_API_KEY``."""
+    models: StrList = Field(default_factory=list, validation_alias=_env("MODELS"))
+    """Real model slugs under test, comma-separated. ``MODELS``."""
+    training_cutoffs: StrMap = Field(default_factory=dict, validation_alias=_env("MODEL_TRAINING_CUTOFFS"))
+    """Per real slug training cutoff, ``slug=YYYY-MM[-DD],…`` or JSON. ``MODEL_TRAINING_CUTOFFS``."""
+    temperature: float = Field(0.7, ge=0, le=2, validation_alias=_env("LLM_TEMPERATURE"))
+    """Sampling temperature (paper: 0.7). ``LLM_TEMPERATURE``."""
+    top_p: float = Field(1.0, gt=0, le=1, validation_alias=_env("LLM_TOP_P"))
+    """Nucleus sampling (paper: 1.0). ``LLM_TOP_P``."""
+    max_tokens: int = Field(12_000, gt=0, validation_alias=_env("LLM_MAX_TOKENS"))
+    """Completion token cap (paper: 12,000). ``LLM_MAX_TOKENS``."""
+    timeout_s: float = Field(240.0, gt=0, validation_alias=_env("LLM_TIMEOUT_S"))
+    """Single-call timeout in seconds (paper: 240). ``LLM_TIMEOUT_S``."""
+    reasoning_model_patterns: StrList = Field(
+        default_factory=lambda: ["o1", "o3", "o4", "r1", "qwq"],
+        validation_alias=_env("LLM_REASONING_MODEL_PATTERNS"),
+    )
+    """Substrings marking reasoning slugs that omit temperature/top_p. ``LLM_REASONING_MODEL_PATTERNS``."""
+    max_completion_tokens_models: StrList = Field(
+        default_factory=list, validation_alias=_env("MODEL_MAX_TOKENS_PARAM")
+    )
+    """Slugs that take ``max_completion_tokens`` instead of ``max_tokens``. ``MODEL_MAX_TOKENS_PARAM``."""
+    max_concurrency: int = Field(5, gt=0, validation_alias=_env("LLM_MAX_CONCURRENCY"))
+    """Concurrent main-LLM calls (paper: 5). ``LLM_MAX_CONCURRENCY``."""
+    retry_max: int = Field(5, ge=0, validation_alias=_env("LLM_RETRY_MAX"))
+    """Retries per logical call (paper: 5). ``LLM_RETRY_MAX``."""
+    backoff_network_s: FloatList = Field(
+        default_factory=lambda: [2.0, 5.0, 15.0, 30.0, 60.0], validation_alias=_env("LLM_BACKOFF_NETWORK_S")
+    )
+    """Backoff sequence for network errors. ``LLM_BACKOFF_NETWORK_S``."""
+    backoff_rate_limit_s: FloatList = Field(
+        default_factory=lambda: [10.0, 30.0, 60.0, 120.0, 300.0],
+        validation_alias=_env("LLM_BACKOFF_RATE_LIMIT_S"),
+    )
+    """Backoff sequence for HTTP 429 (``Retry-After`` wins when present). ``LLM_BACKOFF_RATE_LIMIT_S``."""
+    backoff_server_5xx_s: FloatList = Field(
+        default_factory=lambda: [5.0, 15.0, 30.0, 60.0, 120.0],
+        validation_alias=_env("LLM_BACKOFF_SERVER_5XX_S"),
+    )
+    """Backoff sequence for HTTP 5xx. ``LLM_BACKOFF_SERVER_5XX_S``."""
+    send_seed: bool = Field(False, validation_alias=_env("LLM_SEND_SEED"))
+    """Send an OpenAI ``seed`` derived from the sample identity (off in the paper). ``LLM_SEND_SEED``."""
+
+    _split = field_validator(
+        "models",
+        "reasoning_model_patterns",
+        "max_completion_tokens_models",
+        "backoff_network_s",
+        "backoff_rate_limit_s",
+        "backoff_server_5xx_s",
+        mode="before",
+    )(_split_list)
+    _split_map = field_validator("training_cutoffs", mode="before")(_split_mapping)
+
+
+class SearchSettings(_Section):
+    """The Tavily search channel (paper App. B.4, Table 11)."""
+
+    api_keys: SecretList = Field(default_factory=list, validation_alias=_env("TAVILY_API_KEY"))
+    """One or more Tavily keys, comma-separated; dispatched least-used. ``TAVILY_API_KEY``."""
+    base_url: str = Field("https://api.tavily.com", validation_alias=_env("TAVILY_BASE_URL"))
+    """Tavily API base URL. ``TAVILY_BASE_URL``."""
+    max_results: int = Field(5, gt=0, le=20, validation_alias=_env("TAVILY_MAX_RESULTS"))
+    """Results per call R (paper: 5). ``TAVILY_MAX_RESULTS``."""
+    search_depth: Literal["basic", "advanced"] = Field("basic", validation_alias=_env("TAVILY_SEARCH_DEPTH"))
+    """Tavily search depth (paper: basic). ``TAVILY_SEARCH_DEPTH``."""
+    include_answer: bool = Field(False, validation_alias=_env("TAVILY_INCLUDE_ANSWER"))
+    """Ask Tavily for its quick answer (paper: off). ``TAVILY_INCLUDE_ANSWER``."""
+    include_raw_content: bool = Field(True, validation_alias=_env("TAVILY_INCLUDE_RAW_CONTENT"))
+    """Ask for page raw content (paper: on). ``TAVILY_INCLUDE_RAW_CONTENT``."""
+    result_max_chars: int = Field(8_000, gt=0, validation_alias=_env("SEARCH_RESULT_MAX_CHARS"))
+    """Per-result text truncation (paper: 8,000). ``SEARCH_RESULT_MAX_CHARS``."""
+    max_concurrency: int = Field(5, gt=0, validation_alias=_env("SEARCH_MAX_CONCURRENCY"))
+    """Concurrent Tavily calls (paper: 5). ``SEARCH_MAX_CONCURRENCY``."""
+    retry_max: int = Field(3, ge=0, validation_alias=_env("SEARCH_RETRY_MAX"))
+    """Retries for 5xx/network/non-JSON (paper: 3). ``SEARCH_RETRY_MAX``."""
+    backoff_s: FloatList = Field(
+        default_factory=lambda: [2.0, 5.0, 15.0], validation_alias=_env("SEARCH_BACKOFF_S")
+    )
+    """Backoff sequence for search retries. ``SEARCH_BACKOFF_S``."""
+    key_cooldown_s: float = Field(60.0, ge=0, validation_alias=_env("TAVILY_KEY_COOLDOWN_S"))
+    """Cooldown of a rate-limited key (paper: 60 s). ``TAVILY_KEY_COOLDOWN_S``."""
+    timeout_s: float = Field(60.0, gt=0, validation_alias=_env("SEARCH_TIMEOUT_S"))
+    """Single search-call timeout in seconds. ``SEARCH_TIMEOUT_S``."""
+
+    _split = field_validator("api_keys", "backoff_s", mode="before")(_split_list)
+
+
+class DetectorSettings(_Section):
+    """The leak detector H_aux (paper App. B.5, Tables 11 and 13)."""
+
+    enabled: bool = Field(True, validation_alias=_env("ENABLE_SEARCH_LEAK_FILTER"))
+    """Audit every search result before it reaches the model. ``ENABLE_SEARCH_LEAK_FILTER``."""
+    model: str | None = Field(None, validation_alias=_env("LEAK_DETECTOR_MODEL"))
+    """Detector model slug. ``LEAK_DETECTOR_MODEL``."""
+    base_url: str | None = Field(None, validation_alias=_env("LEAK_DETECTOR_BASE_URL"))
+    """Detector base URL; empty falls back to ``LLM_BASE_URL``. ``LEAK_DETECTOR_BASE_URL``."""
+    api_key: SecretStr | None = Field(None, validation_alias=_env("LEAK_DETECTOR_API_KEY"))
+    """Detector key; empty falls back to ``LLM_API_KEY``. ``LEAK_DETECTOR_API_KEY``."""
+    temperature: float = Field(0.0, ge=0, le=2, validation_alias=_env("LEAK_DETECTOR_TEMPERATURE"))
+    """Detector temperature (paper: 0). ``LEAK_DETECTOR_TEMPERATURE``."""
+    max_tokens: int = Field(512, gt=0, validation_alias=_env("LEAK_DETECTOR_MAX_TOKENS"))
+    """Detector completion cap (paper: 512). ``LEAK_DETECTOR_MAX_TOKENS``."""
+    timeout_s: float = Field(60.0, gt=0, validation_alias=_env("LEAK_DETECTOR_TIMEOUT_S"))
+    """Detector call timeout (paper: 60 s). ``LEAK_DETECTOR_TIMEOUT_S``."""
+    max_concurrency: int = Field(5, gt=0, validation_alias=_env("LEAK_DETECTOR_MAX_CONCURRENCY"))
+    """Concurrent detector calls (paper: 5). ``LEAK_DETECTOR_MAX_CONCURRENCY``."""
+    retry_max: int = Field(3, ge=0, validation_alias=_env("LEAK_DETECTOR_RETRY_MAX"))
+    """Detector retries (paper: 3). ``LEAK_DETECTOR_RETRY_MAX``."""
+    backoff_s: FloatList = Field(
+        default_factory=lambda: [2.0, 5.0, 15.0], validation_alias=_env("LEAK_DETECTOR_BACKOFF_S")
+    )
+    """Detector backoff sequence (paper: [2, 5, 15]). ``LEAK_DETECTOR_BACKOFF_S``."""
+    fail_action: Literal["drop", "keep"] = Field("drop", validation_alias=_env("LEAK_DETECTOR_FAIL_ACTION"))
+    """What a failed verdict does to its result (paper: drop, fail-closed). ``LEAK_DETECTOR_FAIL_ACTION``."""
+
+    _split = field_validator("backoff_s", mode="before")(_split_list)
+
+
+class ReactSettings(_Section):
+    """The ReAct loop (paper Algorithm 1, App. B.4, Table 12)."""
+
+    max_steps: int = Field(6, gt=0, validation_alias=_env("REACT_MAX_STEPS"))
+    """Message-round cap T (main experiment: 6; appendix table: 12). ``REACT_MAX_STEPS``."""
+    max_search_calls: int = Field(4, ge=0, validation_alias=_env("REACT_MAX_SEARCH_CALLS"))
+    """Search-call cap C (main experiment: 4; appendix table: 8). ``REACT_MAX_SEARCH_CALLS``."""
+    force_final_answer_lookahead: int = Field(
+        2, ge=0, validation_alias=_env("REACT_FORCE_FINAL_ANSWER_LOOKAHEAD")
+    )
+    """Steps before T at which the soft warning fires. ``REACT_FORCE_FINAL_ANSWER_LOOKAHEAD``."""
+    budget_exceeded_drop_tools: bool = Field(True, validation_alias=_env("REACT_BUDGET_EXCEEDED_DROP_TOOLS"))
+    """Revoke tools once C searches are used. ``REACT_BUDGET_EXCEEDED_DROP_TOOLS``."""
+    min_search_calls: int = Field(0, ge=0, validation_alias=_env("REACT_MIN_SEARCH_CALLS"))
+    """Soft minimum number of searches before answering (paper: 0). ``REACT_MIN_SEARCH_CALLS``."""
+    final_answer_retry: bool = Field(False, validation_alias=_env("REACT_FINAL_ANSWER_RETRY"))
+    """Bail-out retry when the final turn is empty (paper: off). ``REACT_FINAL_ANSWER_RETRY``."""
+    reflection_protocol: bool = Field(True, validation_alias=_env("ENABLE_REFLECTION_PROTOCOL"))
+    """Append the six-stage reflection scaffold (paper: on). ``ENABLE_REFLECTION_PROTOCOL``."""
+    budget_footer: bool = Field(True, validation_alias=_env("ENABLE_BUDGET_FOOTER"))
+    """Append the budget footer announcing T and C (paper: on). ``ENABLE_BUDGET_FOOTER``."""
+    belief_protocol: bool = Field(False, validation_alias=_env("ENABLE_BELIEF_PROTOCOL"))
+    """Request the ``<belief>`` block (paper: off). ``ENABLE_BELIEF_PROTOCOL``."""
+
+
+class RunSettings(_Section):
+    """The run: dataset, sampling, grid, store and record/replay mode."""
+
+    source_db: Path | None = Field(None, validation_alias=_env("SOURCE_DB"))
+    """Source SQLite DB; empty uses the bundled demo dataset. ``SOURCE_DB``."""
+    source_table: str | None = Field(None, validation_alias=_env("SOURCE_TABLE"))
+    """Questions table; empty picks the one table with the seven columns. ``SOURCE_TABLE``."""
+    runs_root: Path = Field(Path("runs"), validation_alias=_env("RUNS_ROOT"))
+    """Directory holding run directories. ``RUNS_ROOT``."""
+    sampling_n: int = Field(3, gt=0, validation_alias=_env("SAMPLING_N"))
+    """Independent samples per question n (paper: 3). ``SAMPLING_N``."""
+    delta_days: int = Field(1, ge=0, validation_alias=_env("PREDICTION_CUTOFF_DELTA_DAYS"))
+    """δ in days: prediction cutoff χ = τ − δ (paper: 1). ``PREDICTION_CUTOFF_DELTA_DAYS``."""
+    write_messages_trace: bool = Field(True, validation_alias=_env("WRITE_MESSAGES_TRACE"))
+    """Persist the full message trace per sample. ``WRITE_MESSAGES_TRACE``."""
+    question_types: StrList | None = Field(None, validation_alias=_env("QUESTION_TYPES"))
+    """Only these question types (comma-separated); empty means all. ``QUESTION_TYPES``."""
+    choice_types: StrList | None = Field(None, validation_alias=_env("CHOICE_TYPES"))
+    """Only these choice types (comma-separated); empty means all. ``CHOICE_TYPES``."""
+    grid_r_list: Annotated[list[int], NoDecode] = Field(
+        default_factory=lambda: [5], validation_alias=_env("GRID_R_LIST")
+    )
+    """Tavily results-per-call values of the grid. ``GRID_R_LIST``."""
+    grid_c_list: Annotated[list[int], NoDecode] = Field(
+        default_factory=lambda: [4], validation_alias=_env("GRID_C_LIST")
+    )
+    """Search-call caps of the grid. ``GRID_C_LIST``."""
+    mode: CacheMode = Field("replay", validation_alias=_env("ORACLEPROTO_MODE"))
+    """Record/replay mode; replay (offline) unless told otherwise. ``ORACLEPROTO_MODE``."""
+    cassette_dir: Path | None = Field(None, validation_alias=_env("CASSETTE_DIR"))
+    """Cassette folder; empty means ``<run dir>/cassettes``. ``CASSETTE_DIR``."""
+    cache_dir: Path = Field(Path("cache"), validation_alias=_env("ORACLEPROTO_CACHE_DIR"))
+    """Rebuildable diskcache index of the cassettes. ``ORACLEPROTO_CACHE_DIR``."""
+
+    _split = field_validator("question_types", "choice_types", "grid_r_list", "grid_c_list", mode="before")(
+        _split_list
+    )
+
+
+class AnalysisSettings(_Section):
+    """The analysis pass (paper §4.2, App. B.1, B.9)."""
+
+    convention: Convention = Field("paper", validation_alias=_env("ANALYSIS_CONVENTION"))
+    """Scoring convention: ``paper`` or ``reference-v4``. ``ANALYSIS_CONVENTION``."""
+    bootstrap_samples: int = Field(1000, ge=0, validation_alias=_env("ANALYSIS_BOOTSTRAP_N"))
+    """Question-cluster bootstrap resamples for CIs. ``ANALYSIS_BOOTSTRAP_N``."""
+    seed: int = Field(20260430, validation_alias=_env("ANALYSIS_SEED"))
+    """Seed of the bootstrap. ``ANALYSIS_SEED``."""
+    prices_file: Path | None = Field(None, validation_alias=_env("PRICES_FILE"))
+    """Price table (USD per million input/output tokens per slug). ``PRICES_FILE``."""
+
+
+class Settings(BaseModel):
+    """All sections. Build with :func:`load_settings`; pass sections where needed."""
+
+    model_config = ConfigDict(frozen=True)
+
+    llm: LLMSettings
+    search: SearchSettings
+    detector: DetectorSettings
+    react: ReactSettings
+    run: RunSettings
+    analysis: AnalysisSettings
+
+    def validate_static(self) -> None:
+        """Startup checks that hold in every mode (paper Table 10, first row)."""
+        problems: list[str] = []
+        for slug in self.llm.models:
+            if slug.endswith(ONLINE_SUFFIX):
+                problems.append(
+                    f"MODELS: {slug!r} ends in ':online' (provider-side browsing); "
+                    "remove the suffix — search goes only through the time-masked tool"
+                )
+            if "::" in slug:
+                problems.append(f"MODELS: {slug!r} contains '::', reserved for grid cells")
+        if self.detector.model and self.detector.model.endswith(ONLINE_SUFFIX):
+            problems.append(
+                f"LEAK_DETECTOR_MODEL: {self.detector.model!r} ends in ':online'; remove the suffix"
+            )
+        if problems:
+            raise ConfigError("invalid settings:\n" + "\n".join(f"  - {p}" for p in problems))
+
+    def validate_for_live(self) -> None:
+        """Checks needed before any live call (record/refresh): keys present and real."""
+        self.validate_static()
+        problems: list[str] = []
+        if not self.llm.base_url:
+            problems.append("LLM_BASE_URL is empty; set the OpenAI-compatible base URL")
+        if not self.llm.models:
+            problems.append("MODELS is empty; list the model slugs to evaluate")
+        _check_key(problems, "LLM_API_KEY", self.llm.api_key)
+        if not self.search.api_keys:
+            problems.append("TAVILY_API_KEY is empty; set one or more Tavily keys")
+        for i, key in enumerate(self.search.api_keys):
+            _check_key(problems, f"TAVILY_API_KEY[{i}]", key)
+        if self.detector.enabled:
+            if not self.detector.model:
+                problems.append(
+                    "LEAK_DETECTOR_MODEL is empty while ENABLE_SEARCH_LEAK_FILTER=true; "
+                    "set a detector slug or disable the filter"
+                )
+            if self.detector.api_key is not None:
+                _check_key(problems, "LEAK_DETECTOR_API_KEY", self.detector.api_key)
+        if problems:
+            raise ConfigError("cannot record live:\n" + "\n".join(f"  - {p}" for p in problems))
+
+    def snapshot(self) -> dict[str, Any]:
+        """The config snapshot: every API key reduced to first 4 chars + sha256-12."""
+        snapshot: dict[str, Any] = _redact(self.model_dump(mode="python"))
+        return snapshot
+
+
+def _check_key(problems: list[str], name: str, key: SecretStr | None) -> None:
+    if key is None or not key.get_secret_value().strip():
+        problems.append(f"{name} is empty; export it or put it in .env")
+        return
+    value = key.get_secret_value().strip().lower()
+    if any(marker in value for marker in _PLACEHOLDER_MARKERS) or len(value) < 8:
+        problems.append(f"{name} looks like a placeholder ({redact_secret(value)}); set the real key")
+
+
+def _redact(value: Any) -> Any:
+    if isinstance(value, SecretStr):
+        return redact_secret(value.get_secret_value())
+    if isinstance(value, Mapping):
+        return {str(k): _redact(v) for k, v in sorted(value.items())}
+    if isinstance(value, list | tuple):
+        if value and all(isinstance(v, SecretStr) for v in value):
+            # One redaction for the whole pool: the snapshot must not reveal the key count.
+            return redact_secret(",".join(v.get_secret_value() for v in value))
+        return [_redact(v) for v in value]
+    if isinstance(value, Path):
+        return value.as_posix()
+    return value
+
+
+def load_settings(env_file: str | os.PathLike[str] | None = ".env") -> Settings:
+    """Read every section from the environment (and ``env_file`` when it exists)."""
+    kwargs: dict[str, Any] = {"_env_file": env_file}
+    try:
+        settings = Settings(
+            llm=LLMSettings(**kwargs),
+            search=SearchSettings(**kwargs),
+            detector=DetectorSettings(**kwargs),
+            react=ReactSettings(**kwargs),
+            run=RunSettings(**kwargs),
+            analysis=AnalysisSettings(**kwargs),
+        )
+    except ValidationError as exc:
+        lines = [
+            f"  - {'.'.join(str(p) for p in err['loc'])}: {err['msg']} (got {err.get('input')!r})"
+            for err in exc.errors(include_url=False)
+        ]
+        raise ConfigError("invalid settings:\n" + "\n".join(lines)) from exc
+    settings.validate_static()
+    return settings

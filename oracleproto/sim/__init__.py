@@ -1,0 +1,1 @@
+"""Provider simulator: OpenAI-compatible chat and Tavily-compatible search on loopback."""

@@ -1,0 +1,1 @@
+"""Run store: run directory layout, manifest, per-model SQLite (run-layout.md)."""

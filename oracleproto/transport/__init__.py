@@ -1,0 +1,1 @@
+"""Record/replay transport: one content-addressed cache for llm, search and detector traffic."""

@@ -1,0 +1,48 @@
+"""Shared test configuration: golden snapshots live under the top-level ``golden/``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from syrupy.assertion import SnapshotAssertion
+from syrupy.extensions.amber import AmberSnapshotExtension
+from syrupy.location import PyTestLocation
+
+ROOT = Path(__file__).resolve().parent.parent
+TESTS = ROOT / "tests"
+GOLDEN = ROOT / "golden"
+SHARED = ROOT.parent / "shared"
+SHARED_DB = SHARED / "datasets" / "oracleproto-80.db"
+SHARED_PAYLOADS = SHARED / "fixtures" / "real-payloads"
+
+
+class GoldenExtension(AmberSnapshotExtension):
+    """Amber snapshots stored in ``golden/<test path>/`` instead of ``__snapshots__``."""
+
+    @classmethod
+    def dirname(cls, *, test_location: PyTestLocation) -> str:
+        relative = Path(test_location.filepath).resolve().parent.relative_to(TESTS)
+        return str(GOLDEN / relative)
+
+
+@pytest.fixture
+def snapshot(snapshot: SnapshotAssertion) -> SnapshotAssertion:
+    """Syrupy's snapshot fixture, writing under ``golden/``."""
+    return snapshot.use_extension(GoldenExtension)
+
+
+@pytest.fixture(scope="session")
+def shared_db() -> Path:
+    """The paper's 80-question set, read in place from ../shared (never copied)."""
+    if not SHARED_DB.exists():
+        pytest.fail(f"{SHARED_DB} is missing: tests need ../shared beside the repository")
+    return SHARED_DB
+
+
+@pytest.fixture(scope="session")
+def shared_payloads() -> Path:
+    """The real recorded provider payloads under ../shared/fixtures/real-payloads."""
+    if not SHARED_PAYLOADS.exists():
+        pytest.fail(f"{SHARED_PAYLOADS} is missing: tests need ../shared beside the repository")
+    return SHARED_PAYLOADS

@@ -1,0 +1,28 @@
+"""The public API is exactly what ``__all__`` lists, and every name resolves."""
+
+from __future__ import annotations
+
+import oracleproto
+
+EXPECTED_AT_LEAST = {
+    "Question",
+    "PromptTemplates",
+    "ErrorKind",
+    "DatasetError",
+    "ConfigError",
+    "Settings",
+    "load_settings",
+}
+
+
+def test_all_names_resolve() -> None:
+    for name in oracleproto.__all__:
+        assert hasattr(oracleproto, name), name
+
+
+def test_all_is_sorted_and_unique() -> None:
+    assert list(oracleproto.__all__) == sorted(set(oracleproto.__all__))
+
+
+def test_core_names_exported() -> None:
+    assert set(oracleproto.__all__) >= EXPECTED_AT_LEAST

@@ -1,0 +1,132 @@
+"""Settings: paper env names, sections, :online rejection, key checks, redacted snapshot."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from oracleproto.errors import ConfigError
+from oracleproto.hashing import sha256_hex
+from oracleproto.settings import load_settings
+
+PAPER_VARS = [
+    "LLM_BASE_URL",
+    "LLM_API_KEY",
+    "MODELS",
+    "MODEL_TRAINING_CUTOFFS",
+    "TAVILY_API_KEY",
+    "LEAK_DETECTOR_MODEL",
+    "LEAK_DETECTOR_BASE_URL",
+    "ENABLE_SEARCH_LEAK_FILTER",
+    "WRITE_MESSAGES_TRACE",
+]
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    for name in PAPER_VARS:
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_defaults_follow_the_paper() -> None:
+    s = load_settings(None)
+    assert s.llm.temperature == 0.7 and s.llm.top_p == 1.0 and s.llm.max_tokens == 12_000
+    assert s.llm.timeout_s == 240
+    assert s.llm.reasoning_model_patterns == ["o1", "o3", "o4", "r1", "qwq"]
+    assert s.llm.backoff_rate_limit_s == [10, 30, 60, 120, 300]
+    assert s.search.max_results == 5 and s.search.search_depth == "basic"
+    assert s.search.result_max_chars == 8000 and not s.search.include_answer
+    assert s.detector.temperature == 0 and s.detector.max_tokens == 512
+    assert s.detector.fail_action == "drop"
+    assert (s.react.max_steps, s.react.max_search_calls, s.run.sampling_n) == (6, 4, 3)
+    assert s.run.mode == "replay"
+
+
+def test_paper_env_names_are_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LLM_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("MODELS", "vendor/a, vendor/b")
+    monkeypatch.setenv("MODEL_TRAINING_CUTOFFS", "vendor/a=2026-02,vendor/b=2025-09-29")
+    monkeypatch.setenv("TAVILY_API_KEY", "tvly-first-key-1234,tvly-second-key-5678")
+    monkeypatch.setenv("ENABLE_SEARCH_LEAK_FILTER", "false")
+    monkeypatch.setenv("WRITE_MESSAGES_TRACE", "false")
+    s = load_settings(None)
+    assert s.llm.models == ["vendor/a", "vendor/b"]
+    assert s.llm.training_cutoffs == {"vendor/a": "2026-02", "vendor/b": "2025-09-29"}
+    assert len(s.search.api_keys) == 2
+    assert not s.detector.enabled and not s.run.write_messages_trace
+
+
+def test_env_file_is_read(tmp_path: Path) -> None:
+    env = tmp_path / "custom.env"
+    env.write_text("MODELS=vendor/x\nLEAK_DETECTOR_MODEL=vendor/judge\n")
+    s = load_settings(env)
+    assert s.llm.models == ["vendor/x"] and s.detector.model == "vendor/judge"
+
+
+@pytest.mark.parametrize(
+    ("var", "value", "needle"),
+    [
+        ("MODELS", "vendor/a:online", "MODELS: 'vendor/a:online' ends in ':online'"),
+        ("LEAK_DETECTOR_MODEL", "vendor/j:online", "LEAK_DETECTOR_MODEL: 'vendor/j:online'"),
+        ("MODELS", "vendor/a::r5::c4", "contains '::'"),
+    ],
+)
+def test_online_and_grid_slugs_rejected_at_startup(
+    monkeypatch: pytest.MonkeyPatch, var: str, value: str, needle: str
+) -> None:
+    monkeypatch.setenv(var, value)
+    with pytest.raises(ConfigError, match="invalid settings") as info:
+        load_settings(None)
+    assert needle in str(info.value)
+
+
+def test_bad_value_is_a_config_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LLM_TEMPERATURE", "hot")
+    with pytest.raises(ConfigError) as info:
+        load_settings(None)
+    assert (
+        "LLM_TEMPERATURE: Input should be a valid number, unable to parse string as a number (got 'hot')"
+        in str(info.value)
+    )
+
+
+def test_replay_needs_no_keys() -> None:
+    load_settings(None).validate_static()
+
+
+def test_live_mode_rejects_missing_and_placeholder_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LLM_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("MODELS", "vendor/a")
+    monkeypatch.setenv("LLM_API_KEY", "your-api-key-here")
+    with pytest.raises(ConfigError) as info:
+        load_settings(None).validate_for_live()
+    message = str(info.value)
+    assert "LLM_API_KEY looks like a placeholder" in message
+    assert "TAVILY_API_KEY is empty" in message
+    assert "LEAK_DETECTOR_MODEL is empty" in message
+    assert "your-api-key-here" not in message
+
+
+def test_live_mode_accepts_real_looking_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LLM_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("MODELS", "vendor/a")
+    monkeypatch.setenv("LLM_API_KEY", "sk-live-0123456789abcdef")
+    monkeypatch.setenv("TAVILY_API_KEY", "tvly-0123456789abcdef")
+    monkeypatch.setenv("LEAK_DETECTOR_MODEL", "vendor/judge")
+    load_settings(None).validate_for_live()
+
+
+def test_snapshot_redacts_every_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    llm_key = "sk-live-SECRET-0123456789"
+    tavily = "tvly-SECRET-A-111,tvly-SECRET-B-222"
+    monkeypatch.setenv("LLM_API_KEY", llm_key)
+    monkeypatch.setenv("TAVILY_API_KEY", tavily)
+    snap = load_settings(None).snapshot()
+    text = json.dumps(snap)
+    assert "SECRET" not in text
+    assert snap["llm"]["api_key"] == f"sk-l…{sha256_hex(llm_key)[:12]}"
+    # The pool is one redaction, so the snapshot does not reveal how many keys there are.
+    assert snap["search"]["api_keys"] == f"tvly…{sha256_hex(tavily)[:12]}"
