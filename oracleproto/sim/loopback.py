@@ -1,0 +1,123 @@
+"""A small threaded HTTP/1.1 server bound to 127.0.0.1, for the simulator and tests.
+
+The handler is a plain function from a request to a response, so servers that speak the
+OpenAI or Tavily wire formats are ordinary functions and easy to test. Connections are
+real sockets on loopback: clients exercise their real httpx code paths.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+
+
+@dataclass(frozen=True)
+class LoopbackRequest:
+    """An HTTP request as received."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+
+@dataclass
+class LoopbackResponse:
+    """An HTTP response to send; ``delay_s`` sleeps before sending (latency injection).
+
+    ``drop_connection`` closes the socket without a response (a network failure).
+    """
+
+    status: int = 200
+    body: bytes = b""
+    headers: dict[str, str] = field(default_factory=lambda: {"Content-Type": "application/json"})
+    delay_s: float = 0.0
+    drop_connection: bool = False
+
+
+Handler = Callable[[LoopbackRequest], LoopbackResponse]
+
+
+class _RequestHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def _handle(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        request = LoopbackRequest(
+            method=self.command,
+            path=self.path,
+            headers={k.lower(): v for k, v in self.headers.items()},
+            body=body,
+        )
+        response = self.server.handler(request)
+        if response.delay_s:
+            time.sleep(response.delay_s)
+        if response.drop_connection:
+            self.close_connection = True
+            return
+        self.send_response(response.status)
+        for name, value in response.headers.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(response.body)))
+        self.end_headers()
+        self.wfile.write(response.body)
+
+    # http.server dispatches on these exact names.
+    do_GET = _handle  # noqa: N815
+    do_POST = _handle  # noqa: N815
+    do_PUT = _handle  # noqa: N815
+    do_DELETE = _handle  # noqa: N815
+
+    def log_message(self, format: str, *args: object) -> None:
+        """Silence per-request logging."""
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 256
+
+    def __init__(self, handler: Handler) -> None:
+        super().__init__(("127.0.0.1", 0), _RequestHandler)
+        self.handler = handler
+
+
+class LoopbackServer:
+    """Serve ``handler`` on 127.0.0.1 (random port) in a background thread."""
+
+    def __init__(self, handler: Handler) -> None:
+        self._server = _Server(handler)
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:<port>``."""
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    def start(self) -> LoopbackServer:
+        """Start serving; returns self."""
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving and close the socket."""
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    def __enter__(self) -> LoopbackServer:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
