@@ -15,12 +15,14 @@ from oracleproto.errors import (
     ErrorKind,
     OracleprotoError,
 )
+from oracleproto.parser import Belief, clip_probability, parse_answer, parse_belief
 from oracleproto.settings import Settings, load_settings
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
     "AuthError",
+    "Belief",
     "CallFailedError",
     "ConfigError",
     "DatasetError",
@@ -30,5 +32,8 @@ __all__ = [
     "Question",
     "Settings",
     "__version__",
+    "clip_probability",
     "load_settings",
+    "parse_answer",
+    "parse_belief",
 ]
