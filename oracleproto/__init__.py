@@ -6,6 +6,7 @@ users depend on these names.
 
 from __future__ import annotations
 
+from oracleproto.dataset.loader import load_questions, load_templates
 from oracleproto.dataset.models import PromptTemplates, Question
 from oracleproto.errors import (
     AuthError,
@@ -30,5 +31,7 @@ __all__ = [
     "Question",
     "Settings",
     "__version__",
+    "load_questions",
     "load_settings",
+    "load_templates",
 ]
