@@ -170,7 +170,8 @@ def test_validate_db_collects_row_and_template_problems(make_db: MakeDb, row: Ro
     assert report.table == "questions" and report.row_count == 2
     assert [q.id for q in report.questions] == ["b"]
     assert [str(p) for p in report.problems] == [
-        "row 'a', column 'end_time': end_time 'later' is not a date; expected YYYY-MM-DD or an ISO 8601 datetime",
+        "row 'a', column 'end_time': end_time 'later' is not a date; "
+        "expected YYYY-MM-DD or an ISO 8601 datetime",
         "dataset, column 'features_json': features_json has no 'prompt_reconstruction' object",
     ]
 

@@ -100,7 +100,8 @@ def test_options_may_be_a_list_as_well_as_json_text(row: RowFactory) -> None:
         ),
         (
             {"question_type": "binary_named", "choice_type": "multi", "options": '["X", "Y"]', "answer": "A"},
-            "row 'q1', column 'choice_type': question_type 'binary_named' requires choice_type 'single', got 'multi'",
+            "row 'q1', column 'choice_type': "
+            "question_type 'binary_named' requires choice_type 'single', got 'multi'",
         ),
         (
             {"answer": "D"},
@@ -154,7 +155,7 @@ def test_each_problem_kind_has_a_precise_message(
 
 
 def test_duplicate_ids_are_reported_once_with_positions(row: RowFactory) -> None:
-    questions, problems = validate_rows([row(), row(id="q2"), row()])
+    _, problems = validate_rows([row(), row(id="q2"), row()])
     assert [str(p) for p in problems] == [
         "row 'q1', column 'id': duplicate id: used by rows #1, #3 (1-based source order)"
     ]
