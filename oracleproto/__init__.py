@@ -6,6 +6,7 @@ users depend on these names.
 
 from __future__ import annotations
 
+from oracleproto.dataset.loader import load_questions, load_templates
 from oracleproto.dataset.models import PromptTemplates, Question
 from oracleproto.errors import (
     AuthError,
@@ -33,7 +34,9 @@ __all__ = [
     "Settings",
     "__version__",
     "clip_probability",
+    "load_questions",
     "load_settings",
+    "load_templates",
     "parse_answer",
     "parse_belief",
 ]

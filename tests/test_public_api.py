@@ -12,6 +12,8 @@ EXPECTED_AT_LEAST = {
     "ConfigError",
     "Settings",
     "load_settings",
+    "load_questions",
+    "load_templates",
 }
 
 
