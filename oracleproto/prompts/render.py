@@ -56,9 +56,10 @@ def render_template(question: Question, templates: PromptTemplates) -> str:
     try:
         return values["prompt_template"].format(**fields)
     except (KeyError, IndexError, ValueError) as exc:
+        allowed = ", ".join("{" + name + "}" for name in sorted(fields))
         reason = (
             f"cannot be formatted ({type(exc).__name__}: {exc}); it may only use the placeholders "
-            f"{{{'}, {'.join(sorted(fields))}}} and must escape literal braces as '{{{{' and '}}}}'"
+            f"{allowed} and must escape literal braces by doubling them"
         )
         raise DatasetError(_TEMPLATE_SOURCE, [DatasetProblem(None, "prompt_template", reason)]) from exc
 
