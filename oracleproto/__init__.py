@@ -17,6 +17,7 @@ from oracleproto.errors import (
     OracleprotoError,
 )
 from oracleproto.parser import Belief, clip_probability, parse_answer, parse_belief
+from oracleproto.prompts import RuntimeProtocols, prompt_templates_hash, render_prompt
 from oracleproto.settings import Settings, load_settings
 
 __version__ = "0.1.0.dev0"
@@ -31,6 +32,7 @@ __all__ = [
     "OracleprotoError",
     "PromptTemplates",
     "Question",
+    "RuntimeProtocols",
     "Settings",
     "__version__",
     "clip_probability",
@@ -39,4 +41,6 @@ __all__ = [
     "load_templates",
     "parse_answer",
     "parse_belief",
+    "prompt_templates_hash",
+    "render_prompt",
 ]

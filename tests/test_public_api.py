@@ -14,6 +14,11 @@ EXPECTED_AT_LEAST = {
     "load_settings",
     "load_questions",
     "load_templates",
+    "render_prompt",
+    "parse_answer",
+    "parse_belief",
+    "RuntimeProtocols",
+    "prompt_templates_hash",
 }
 
 
