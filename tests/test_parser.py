@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from syrupy.assertion import SnapshotAssertion
 
 from oracleproto.dataset.models import ChoiceType, Question, QuestionType
@@ -233,3 +235,19 @@ def test_clip_probability() -> None:
     belief = parse_belief('<belief>{"A": 1, "B": 0}</belief>', YES_NO)
     assert belief is not None
     assert belief.clipped() == {"A": 1.0 - PROBABILITY_EPSILON, "B": PROBABILITY_EPSILON}
+
+
+# --- totality on arbitrary text -----------------------------------------------------------
+
+_FRAGMENTS = ["\\boxed{", "<belief>", "</belief>", '{"A": 0.5, "B": 0.5}', "Yes", "A, B"]
+_ALPHABET = st.sampled_from([*'\\{}<>"AaBbCcDE, \n:0.5[]-', *_FRAGMENTS])
+
+
+@settings(derandomize=True, database=None, max_examples=300)
+@given(st.lists(_ALPHABET, max_size=60).map("".join))
+def test_parsers_are_total_on_arbitrary_text(text: str) -> None:
+    for question in (YES_NO, NAMED, MC4, MC4_MULTI):
+        verdict = parse_answer(text, question)
+        assert verdict is None or (verdict and verdict <= set(question.letters))
+        belief = parse_belief(text, question)
+        assert belief is None or {k for k, _ in belief.probabilities} == set(question.letters)
