@@ -6,6 +6,7 @@ users depend on these names.
 
 from __future__ import annotations
 
+from oracleproto.dataset.loader import load_questions, load_templates
 from oracleproto.dataset.models import PromptTemplates, Question
 from oracleproto.errors import (
     AuthError,
@@ -15,12 +16,15 @@ from oracleproto.errors import (
     ErrorKind,
     OracleprotoError,
 )
+from oracleproto.parser import Belief, clip_probability, parse_answer, parse_belief
+from oracleproto.prompts import RuntimeProtocols, prompt_templates_hash, render_prompt
 from oracleproto.settings import Settings, load_settings
 
 __version__ = "0.1.0.dev0"
 
 __all__ = [
     "AuthError",
+    "Belief",
     "CallFailedError",
     "ConfigError",
     "DatasetError",
@@ -28,7 +32,15 @@ __all__ = [
     "OracleprotoError",
     "PromptTemplates",
     "Question",
+    "RuntimeProtocols",
     "Settings",
     "__version__",
+    "clip_probability",
+    "load_questions",
     "load_settings",
+    "load_templates",
+    "parse_answer",
+    "parse_belief",
+    "prompt_templates_hash",
+    "render_prompt",
 ]

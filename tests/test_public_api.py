@@ -12,6 +12,13 @@ EXPECTED_AT_LEAST = {
     "ConfigError",
     "Settings",
     "load_settings",
+    "load_questions",
+    "load_templates",
+    "render_prompt",
+    "parse_answer",
+    "parse_belief",
+    "RuntimeProtocols",
+    "prompt_templates_hash",
 }
 
 

@@ -25,7 +25,11 @@ def cli() -> None:
 
 def _register() -> None:
     # Command modules are imported here, not at package import, to keep `import oracleproto` light.
-    pass
+    from oracleproto.cli.dataset import dataset
+    from oracleproto.cli.render import render_command
+
+    cli.add_command(dataset)
+    cli.add_command(render_command)
 
 
 _register()

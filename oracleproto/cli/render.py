@@ -1,0 +1,167 @@
+"""``oracleproto render``: print the user prompts a run would send — the dry run before spending money."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from oracleproto.dataset.demo import demo_db_path
+from oracleproto.dataset.loader import load_questions, load_templates
+from oracleproto.dataset.models import PromptTemplates, Question
+from oracleproto.errors import OracleprotoError
+from oracleproto.hashing import sha256_hex
+from oracleproto.prompts import RuntimeProtocols, prompt_templates_hash, render_prompt
+from oracleproto.settings import ReactSettings
+
+#: The argument value that selects the bundled demo dataset.
+DEMO = "demo"
+PROTOCOL_CHOICES = ("none", "default", "all")
+
+
+class RenderInputError(click.ClickException):
+    """Bad input to ``render``: message printed, exit status 2 (as for every invalid input)."""
+
+    exit_code = 2
+
+
+def resolve_db(db: str) -> Path:
+    """The DB path for the ``DB`` argument; ``demo`` is the bundled demo dataset."""
+    if db == DEMO:
+        return demo_db_path()
+    return Path(db)
+
+
+def select_questions(questions: list[Question], ids: tuple[str, ...]) -> list[Question]:
+    """Questions whose id is in ``ids`` (all when empty), in dataset order; unknown ids fail."""
+    if not ids:
+        return questions
+    known = {q.id for q in questions}
+    unknown = [i for i in dict.fromkeys(ids) if i not in known]
+    if unknown:
+        listed = ", ".join(repr(i) for i in unknown)
+        raise RenderInputError(
+            f"unknown question id(s): {listed}; list the ids with `oracleproto render DB --json`"
+        )
+    wanted = set(ids)
+    return [q for q in questions if q.id in wanted]
+
+
+def build_protocols(name: str, max_steps: int, max_search_calls: int) -> RuntimeProtocols:
+    """The ``--protocols`` choice as a ``RuntimeProtocols`` value."""
+    if name == "none":
+        return RuntimeProtocols.none()
+    if name == "default":
+        return RuntimeProtocols.default(max_steps, max_search_calls)
+    return RuntimeProtocols.all(max_steps, max_search_calls)
+
+
+def render_document(
+    db: str, questions: list[Question], templates: PromptTemplates, protocols: RuntimeProtocols
+) -> dict[str, Any]:
+    """The ``--json`` document: hashes, protocol fingerprints and one entry per prompt."""
+    prompts = []
+    for question in questions:
+        text = render_prompt(question, templates, protocols=protocols)
+        prompts.append(
+            {
+                "id": question.id,
+                "question_type": question.question_type,
+                "choice_type": question.choice_type,
+                "end_time": question.end_time.isoformat(),
+                "user_prompt": text,
+                "user_prompt_sha256": sha256_hex(text),
+            }
+        )
+    budget = protocols.budget
+    return {
+        "db": db,
+        "prompt_templates_hash": prompt_templates_hash(templates),
+        "protocols": {
+            "reflection": protocols.reflection,
+            "belief": protocols.belief,
+            "budget_footer": budget is not None,
+            "max_steps": budget.max_steps if budget else None,
+            "max_search_calls": budget.max_search_calls if budget else None,
+            **protocols.fingerprints(),
+        },
+        "count": len(prompts),
+        "prompts": prompts,
+    }
+
+
+def _react_defaults() -> ReactSettings:
+    # Same sources as a run (environment and .env), so the dry run announces the run's budget.
+    try:
+        return ReactSettings(_env_file=".env")
+    except ValueError as exc:
+        raise RenderInputError(f"invalid ReAct settings in the environment or .env: {exc}") from exc
+
+
+@click.command("render")
+@click.argument("db", metavar="DB")
+@click.option("--id", "ids", multiple=True, metavar="ID", help="Render only this question (repeatable).")
+@click.option(
+    "--protocols",
+    type=click.Choice(PROTOCOL_CHOICES),
+    default="none",
+    show_default=True,
+    help="Runtime protocols to append: none; default (budget footer + reflection, the paper's run); "
+    "all (adds the belief block).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead of text.")
+@click.option(
+    "--table", default=None, metavar="T", help="Questions table (default: the one with the 7 columns)."
+)
+@click.option(
+    "--max-steps",
+    type=click.IntRange(min=1),
+    default=None,
+    help="T announced by the budget footer (default: REACT_MAX_STEPS / ReactSettings).",
+)
+@click.option(
+    "--max-searches",
+    type=click.IntRange(min=0),
+    default=None,
+    help="C announced by the budget footer (default: REACT_MAX_SEARCH_CALLS / ReactSettings).",
+)
+def render_command(
+    db: str,
+    *,
+    ids: tuple[str, ...],
+    protocols: str,
+    as_json: bool,
+    table: str | None,
+    max_steps: int | None,
+    max_searches: int | None,
+) -> None:
+    """Print the rendered user prompts of DB (a source SQLite file, or `demo`)."""
+    if max_steps is None or max_searches is None:
+        react = _react_defaults()
+        max_steps = react.max_steps if max_steps is None else max_steps
+        max_searches = react.max_search_calls if max_searches is None else max_searches
+    try:
+        path = resolve_db(db)
+        questions = select_questions(load_questions(path, table), ids)
+        templates = load_templates(path)
+        chosen = build_protocols(protocols, max_steps, max_searches)
+        # Render everything before printing anything: bad input leaves no partial output.
+        document = render_document(db, questions, templates, chosen)
+    except OracleprotoError as exc:
+        raise RenderInputError(str(exc)) from exc
+    if as_json:
+        click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+        return
+    for entry in document["prompts"]:
+        header = (
+            f"=== {entry['id']} · {entry['question_type']}/{entry['choice_type']} · {entry['end_time']} ==="
+        )
+        click.echo(f"{header}\n{entry['user_prompt']}\n")
+    fingerprints = ", ".join(f"{k}={v}" for k, v in document["protocols"].items() if k.endswith("_hash"))
+    click.echo(
+        f"{document['count']} prompt(s); prompt_templates_hash={document['prompt_templates_hash']}; "
+        f"protocols={protocols} ({fingerprints})",
+        err=True,
+    )

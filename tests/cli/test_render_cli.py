@@ -1,0 +1,163 @@
+"""``oracleproto render``: text and JSON output, filters, budget options, and every input error."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from oracleproto.cli.main import cli
+from oracleproto.dataset.demo import demo_db_path
+from oracleproto.dataset.loader import load_questions, load_templates
+from oracleproto.hashing import sha256_hex
+from oracleproto.prompts import RuntimeProtocols, prompt_templates_hash, render_prompt
+
+
+@pytest.fixture(autouse=True)
+def _no_react_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # The default budget comes from the environment and ./.env; isolate both.
+    monkeypatch.delenv("REACT_MAX_STEPS", raising=False)
+    monkeypatch.delenv("REACT_MAX_SEARCH_CALLS", raising=False)
+    monkeypatch.chdir(tmp_path)
+
+
+def _run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli, ["render", *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_shared_db_prints_all_80_prompts(shared_db: Path) -> None:
+    code, out, err = _run(str(shared_db))
+    assert code == 0, err
+    questions = load_questions(shared_db)
+    templates = load_templates(shared_db)
+    assert out.count("\n=== ") + out.startswith("=== ") == 80
+    for question in questions:
+        assert f"=== {question.id} · " in out
+        assert render_prompt(question, templates) in out
+    assert err.startswith("80 prompt(s); prompt_templates_hash=" + prompt_templates_hash(templates))
+
+
+def test_shared_db_json_matches_render_prompt(shared_db: Path) -> None:
+    code, out, _ = _run(
+        str(shared_db), "--json", "--protocols", "default", "--max-steps", "12", "--max-searches", "8"
+    )
+    assert code == 0
+    document = json.loads(out)
+    assert document["count"] == 80
+    templates = load_templates(shared_db)
+    protocols = RuntimeProtocols.default(12, 8)
+    by_id = {q.id: q for q in load_questions(shared_db)}
+    assert [p["id"] for p in document["prompts"]] == list(by_id)
+    for entry in document["prompts"]:
+        expected = render_prompt(by_id[entry["id"]], templates, protocols=protocols)
+        assert entry["user_prompt"] == expected
+        assert entry["user_prompt_sha256"] == sha256_hex(expected)
+    assert document["protocols"] == {
+        "reflection": True,
+        "belief": False,
+        "budget_footer": True,
+        "max_steps": 12,
+        "max_search_calls": 8,
+        **protocols.fingerprints(),
+    }
+
+
+def test_demo_keyword_renders_the_bundled_dataset() -> None:
+    code, out, _ = _run("demo", "--json")
+    assert code == 0
+    document = json.loads(out)
+    assert document["db"] == "demo"
+    assert document["count"] == len(load_questions(demo_db_path())) >= 12
+    assert document["protocols"]["reflection_protocol_hash"] is None
+
+
+def test_id_filter_keeps_dataset_order() -> None:
+    ids = [q.id for q in load_questions(demo_db_path())]
+    code, out, _ = _run("demo", "--json", "--id", ids[3], "--id", ids[1], "--id", ids[3])
+    assert code == 0
+    assert [p["id"] for p in json.loads(out)["prompts"]] == [ids[1], ids[3]]
+
+
+def test_unknown_ids_are_all_reported_and_nothing_is_printed() -> None:
+    code, out, err = _run("demo", "--id", "nope-1", "--id", "nope-2")
+    assert code == 2
+    assert out == ""
+    assert "unknown question id(s): 'nope-1', 'nope-2'" in err
+
+
+def test_default_budget_comes_from_react_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    code, out, _ = _run("demo", "--protocols", "all")
+    assert code == 0
+    assert "at most 6 message rounds in total and at most 4 web_search calls" in out
+    assert "<belief>" in out
+    monkeypatch.setenv("REACT_MAX_STEPS", "12")
+    code, out, _ = _run("demo", "--protocols", "default", "--max-searches", "8")
+    assert code == 0
+    assert "at most 12 message rounds in total and at most 8 web_search calls" in out
+    assert "<belief>" not in out
+
+
+def test_no_protocols_prints_bare_templates() -> None:
+    code, out, _ = _run("demo")
+    assert code == 0
+    assert "Budget:" not in out
+    assert "six stages" not in out
+
+
+def test_missing_db_is_a_clear_error(tmp_path: Path) -> None:
+    code, out, err = _run(str(tmp_path / "absent.db"))
+    assert code == 2
+    assert out == ""
+    assert "absent.db" in err
+    assert "no such file" in err
+
+
+def test_db_without_templates_is_a_clear_error(tmp_path: Path) -> None:
+    db = tmp_path / "bare.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute(
+            "CREATE TABLE questions (id, choice_type, question_type, event, options, answer, end_time)"
+        )
+        conn.execute(
+            "INSERT INTO questions VALUES (?, ?, ?, ?, ?, ?, ?)",
+            ("q1", "single", "yes_no", "e", '["Yes", "No"]', "A", "2030-01-01"),
+        )
+    conn.close()
+    code, out, err = _run(str(db))
+    assert code == 2
+    assert out == ""
+    assert "dataset_metadata" in err
+
+
+def test_unknown_table_is_a_clear_error(shared_db: Path) -> None:
+    code, out, err = _run(str(shared_db), "--table", "no_such_table")
+    assert code == 2
+    assert out == ""
+    assert "no_such_table" in err
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--protocols", "some"], "'some' is not one of 'none', 'default', 'all'"),
+        (["--max-steps", "0"], "0 is not in the range x>=1"),
+        (["--max-searches", "-1"], "-1 is not in the range x>=0"),
+    ],
+)
+def test_bad_options_exit_2(args: list[str], message: str) -> None:
+    code, out, err = _run("demo", *args)
+    assert code == 2
+    assert out == ""
+    assert message in err
+
+
+def test_invalid_react_env_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REACT_MAX_STEPS", "zero")
+    code, out, err = _run("demo", "--protocols", "default")
+    assert code == 2
+    assert out == ""
+    assert "invalid ReAct settings" in err
