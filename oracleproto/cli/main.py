@@ -25,7 +25,9 @@ def cli() -> None:
 
 def _register() -> None:
     # Command modules are imported here, not at package import, to keep `import oracleproto` light.
-    pass
+    from oracleproto.cli.sim import sim_group
+
+    cli.add_command(sim_group)
 
 
 _register()

@@ -169,10 +169,10 @@ class SimHandler:
 class Simulator:
     """Chat + search simulator on 127.0.0.1; a context manager exposing the base URLs."""
 
-    def __init__(self, config: SimConfig | None = None) -> None:
+    def __init__(self, config: SimConfig | None = None, port: int = 0) -> None:
         self.config = config or SimConfig()
         self.handler = SimHandler(self.config)
-        self._server = LoopbackServer(self.handler)
+        self._server = LoopbackServer(self.handler, port)
 
     @property
     def base_url(self) -> str:
