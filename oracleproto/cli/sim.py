@@ -15,7 +15,7 @@ from oracleproto.sim.server import SimConfig, Simulator
 _RATE = click.FloatRange(0.0, 1.0)
 
 
-def _wait_for_interrupt() -> None:
+def _wait_for_interrupt(sim: Simulator) -> None:
     # Event.wait wakes up on Ctrl-C (KeyboardInterrupt) on every platform we support.
     with contextlib.suppress(KeyboardInterrupt):
         threading.Event().wait()
@@ -75,7 +75,8 @@ def serve(
         raise click.UsageError(
             f"cannot listen on 127.0.0.1:{port}: {exc.strerror}; pick another --port"
         ) from exc
-    wait: Callable[[], None] = (ctx.obj or {}).get("wait", _wait_for_interrupt)
+    # Tests inject ``wait`` through ``obj`` to talk to the live server instead of blocking.
+    wait: Callable[[Simulator], None] = (ctx.obj or {}).get("wait", _wait_for_interrupt)
     with sim:
         click.echo(f"simulator listening on {sim.base_url} (seed {seed})")
         for line in sim.env_lines():
@@ -83,5 +84,5 @@ def serve(
         models = " ".join(f"sim/{name}" for name in PERSONAS)
         click.echo(f"models: {models}; detector: {DETECTOR_SLUG}")
         click.echo("press Ctrl-C to stop")
-        wait()
+        wait(sim)
     click.echo("simulator stopped")

@@ -104,6 +104,7 @@ def _play(
     model: str,
     prompt: str,
     chat_body: Callable[..., Body],
+    *,
     steps: int = 8,
     cap: int = 4,
 ) -> tuple[str, int]:
