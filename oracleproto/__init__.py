@@ -16,6 +16,7 @@ from oracleproto.errors import (
     OracleprotoError,
 )
 from oracleproto.settings import Settings, load_settings
+from oracleproto.sim import FaultConfig, SimConfig, Simulator
 
 __version__ = "0.1.0.dev0"
 
@@ -25,10 +26,13 @@ __all__ = [
     "ConfigError",
     "DatasetError",
     "ErrorKind",
+    "FaultConfig",
     "OracleprotoError",
     "PromptTemplates",
     "Question",
     "Settings",
+    "SimConfig",
+    "Simulator",
     "__version__",
     "load_settings",
 ]
