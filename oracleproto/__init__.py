@@ -19,6 +19,7 @@ from oracleproto.errors import (
 from oracleproto.parser import Belief, clip_probability, parse_answer, parse_belief
 from oracleproto.prompts import RuntimeProtocols, prompt_templates_hash, render_prompt
 from oracleproto.settings import Settings, load_settings
+from oracleproto.sim import FaultConfig, SimConfig, Simulator
 
 __version__ = "0.1.0.dev0"
 
@@ -29,11 +30,14 @@ __all__ = [
     "ConfigError",
     "DatasetError",
     "ErrorKind",
+    "FaultConfig",
     "OracleprotoError",
     "PromptTemplates",
     "Question",
     "RuntimeProtocols",
     "Settings",
+    "SimConfig",
+    "Simulator",
     "__version__",
     "clip_probability",
     "load_questions",

@@ -30,6 +30,9 @@ def _register() -> None:
 
     cli.add_command(dataset)
     cli.add_command(render_command)
+    from oracleproto.cli.sim import sim_group
+
+    cli.add_command(sim_group)
 
 
 _register()

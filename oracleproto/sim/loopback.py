@@ -82,16 +82,16 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 256
 
-    def __init__(self, handler: Handler) -> None:
-        super().__init__(("127.0.0.1", 0), _RequestHandler)
+    def __init__(self, handler: Handler, port: int = 0) -> None:
+        super().__init__(("127.0.0.1", port), _RequestHandler)
         self.handler = handler
 
 
 class LoopbackServer:
-    """Serve ``handler`` on 127.0.0.1 (random port) in a background thread."""
+    """Serve ``handler`` on 127.0.0.1 (``port``, default a free one) in a background thread."""
 
-    def __init__(self, handler: Handler) -> None:
-        self._server = _Server(handler)
+    def __init__(self, handler: Handler, port: int = 0) -> None:
+        self._server = _Server(handler, port)
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
     @property

@@ -1,0 +1,88 @@
+"""``oracleproto sim``: run the provider simulator on loopback."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable
+
+import click
+
+from oracleproto.sim.faults import FaultConfig
+from oracleproto.sim.personas import DETECTOR_SLUG, PERSONAS
+from oracleproto.sim.server import SimConfig, Simulator
+
+_RATE = click.FloatRange(0.0, 1.0)
+
+
+def _wait_for_interrupt(sim: Simulator) -> None:
+    # Event.wait wakes up on Ctrl-C (KeyboardInterrupt) on every platform we support.
+    with contextlib.suppress(KeyboardInterrupt):
+        threading.Event().wait()
+
+
+@click.group("sim")
+def sim_group() -> None:
+    """Provider simulator: OpenAI-compatible chat and Tavily-compatible search on 127.0.0.1."""
+
+
+@sim_group.command("serve")
+@click.option(
+    "--port", type=click.IntRange(0, 65535), default=0, show_default=True, help="0 picks a free port."
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed mixed into every simulated draw.")
+@click.option("--latency-ms", type=click.FloatRange(0.0), default=0.0, show_default=True)
+@click.option("--jitter-ms", type=click.FloatRange(0.0), default=0.0, show_default=True)
+@click.option("--fail-5xx", type=_RATE, default=0.0, show_default=True, help="Fraction answered 500/502/503.")
+@click.option("--fail-429", type=_RATE, default=0.0, show_default=True, help="Fraction answered 429.")
+@click.option("--fail-timeout", type=_RATE, default=0.0, show_default=True, help="Fraction dropped.")
+@click.option(
+    "--retry-after", type=click.IntRange(0), default=1, show_default=True, help="Retry-After seconds."
+)
+@click.option("--revoked-key", multiple=True, help="API key answered with 401 (repeatable).")
+@click.pass_context
+def serve(
+    ctx: click.Context,
+    *,
+    port: int,
+    seed: int,
+    latency_ms: float,
+    jitter_ms: float,
+    fail_5xx: float,
+    fail_429: float,
+    fail_timeout: float,
+    retry_after: int,
+    revoked_key: tuple[str, ...],
+) -> None:
+    """Serve the simulator until Ctrl-C and print the environment lines to use it."""
+    if fail_5xx + fail_429 + fail_timeout > 1.0:
+        raise click.UsageError(
+            f"--fail-5xx + --fail-429 + --fail-timeout = {fail_5xx + fail_429 + fail_timeout:g} exceeds 1; "
+            "lower the rates so they sum to at most 1."
+        )
+    faults = FaultConfig(
+        latency_ms=latency_ms,
+        jitter_ms=jitter_ms,
+        fail_5xx=fail_5xx,
+        fail_429=fail_429,
+        fail_timeout=fail_timeout,
+        retry_after_s=retry_after,
+        revoked_keys=frozenset(revoked_key),
+    )
+    try:
+        sim = Simulator(SimConfig(seed=seed, chat=faults, search=faults), port=port)
+    except OSError as exc:
+        raise click.UsageError(
+            f"cannot listen on 127.0.0.1:{port}: {exc.strerror}; pick another --port"
+        ) from exc
+    # Tests inject ``wait`` through ``obj`` to talk to the live server instead of blocking.
+    wait: Callable[[Simulator], None] = (ctx.obj or {}).get("wait", _wait_for_interrupt)
+    with sim:
+        click.echo(f"simulator listening on {sim.base_url} (seed {seed})")
+        for line in sim.env_lines():
+            click.echo(line)
+        models = " ".join(f"sim/{name}" for name in PERSONAS)
+        click.echo(f"models: {models}; detector: {DETECTOR_SLUG}")
+        click.echo("press Ctrl-C to stop")
+        wait(sim)
+    click.echo("simulator stopped")

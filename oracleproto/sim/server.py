@@ -1,0 +1,214 @@
+"""The simulator: chat and search services behind one loopback server with path routing.
+
+Each request goes through the same pipeline: route → parse → auth (401 for revoked or
+missing keys) → fault decision (latency, 5xx, 429 + Retry-After, timeout) → the service.
+Randomness keys: a request that carries ``seed`` is keyed by (server seed, content, seed);
+otherwise by (server seed, content, occurrence), where occurrence counts earlier
+*successful* answers to identical bytes — identical concurrent requests are therefore
+assigned in arrival order.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any
+
+from oracleproto.hashing import redact_secret, sha256_hex
+from oracleproto.sim import chat_api, openai_wire, rng, search_api
+from oracleproto.sim.faults import Fault, FaultConfig, FaultDecision, FaultInjector
+from oracleproto.sim.loopback import LoopbackRequest, LoopbackResponse, LoopbackServer
+
+_JSON = "application/json"
+_CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
+_SEARCH_PATHS = ("/search",)
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    """Seed and per-service fault knobs of one simulator."""
+
+    seed: int = 0
+    """Mixed into every draw; two simulators with the same seed answer identically."""
+    chat: FaultConfig = field(default_factory=FaultConfig)
+    """Faults of ``/v1/chat/completions`` (main LLM and detector)."""
+    search: FaultConfig = field(default_factory=FaultConfig)
+    """Faults of ``/search``."""
+
+
+def _json_response(status: int, payload: Any, headers: dict[str, str] | None = None) -> LoopbackResponse:
+    return LoopbackResponse(
+        status=status,
+        body=json.dumps(payload).encode("utf-8"),
+        headers={"Content-Type": _JSON, **(headers or {})},
+    )
+
+
+def _bearer(headers: dict[str, str]) -> str | None:
+    auth = headers.get("authorization", "")
+    return auth[7:].strip() or None if auth.lower().startswith("bearer ") else None
+
+
+class SimHandler:
+    """The request handler behind the loopback server (usable without sockets in tests)."""
+
+    def __init__(self, config: SimConfig) -> None:
+        self.config = config
+        self._faults = {
+            "chat": FaultInjector(config.chat, config.seed, "chat"),
+            "search": FaultInjector(config.search, config.seed, "search"),
+        }
+        self._occurrences = rng.Counter()
+
+    def __call__(self, request: LoopbackRequest) -> LoopbackResponse:
+        """Route one request."""
+        path = request.path.split("?", 1)[0].rstrip("/")
+        if request.method == "POST" and path in _CHAT_PATHS:
+            return self._chat(request)
+        if request.method == "POST" and path in _SEARCH_PATHS:
+            return self._search(request)
+        return LoopbackResponse(
+            status=404,
+            body=openai_wire.error_body(
+                f"Unknown request URL: {request.method} {path}.", "invalid_request_error", None
+            ),
+        )
+
+    def _key(self, service: str, body: dict[str, Any], content_hash: str) -> str:
+        if service == "chat" and "seed" in body:
+            return rng.digest(self.config.seed, service, content_hash, "seed", body["seed"]).hex()
+        occurrence = self._occurrences.next(f"{service}:{content_hash}")
+        return rng.digest(self.config.seed, service, content_hash, occurrence).hex()
+
+    def _fault_response(self, decision: FaultDecision, service: str, model: str) -> LoopbackResponse | None:
+        cfg = self._faults[service].config
+        if decision.fault is Fault.TIMEOUT:
+            return LoopbackResponse(drop_connection=True, delay_s=decision.delay_s)
+        if decision.fault is Fault.RATE_LIMIT:
+            body = (
+                openai_wire.rate_limit_body(model, cfg.retry_after_s)
+                if service == "chat"
+                else search_api.detail_body("Rate limit exceeded. Please slow down your requests.")
+            )
+            return LoopbackResponse(
+                status=429,
+                body=body,
+                headers={"Content-Type": _JSON, "Retry-After": str(cfg.retry_after_s)},
+                delay_s=decision.delay_s,
+            )
+        if decision.fault is Fault.SERVER_5XX:
+            body = (
+                openai_wire.server_error_body()
+                if service == "chat"
+                else search_api.detail_body("Internal server error. Please try again later.")
+            )
+            return LoopbackResponse(status=decision.status, body=body, delay_s=decision.delay_s)
+        return None
+
+    def _chat(self, request: LoopbackRequest) -> LoopbackResponse:
+        key = _bearer(request.headers)
+        if key is None:
+            return LoopbackResponse(status=401, body=openai_wire.missing_key_body())
+        if key in self.config.chat.revoked_keys:
+            return LoopbackResponse(status=401, body=openai_wire.invalid_key_body(redact_secret(key)))
+        try:
+            body = json.loads(request.body)
+            chat_api.validate(body)
+        except json.JSONDecodeError:
+            return LoopbackResponse(
+                status=400, body=openai_wire.bad_request_body("The request body is not valid JSON.")
+            )
+        except chat_api.ChatRequestError as exc:
+            return LoopbackResponse(status=exc.status, body=exc.body)
+        content_hash = sha256_hex(request.body)
+        decision = self._faults["chat"].decide(content_hash)
+        faulted = self._fault_response(decision, "chat", str(body["model"]))
+        if faulted is not None:
+            return faulted
+        try:
+            payload = chat_api.completion(self.config.seed, body, self._key("chat", body, content_hash))
+        except chat_api.ChatRequestError as exc:
+            return LoopbackResponse(status=exc.status, body=exc.body, delay_s=decision.delay_s)
+        response = _json_response(200, payload, {"x-request-id": "req_" + content_hash[:32]})
+        response.delay_s = decision.delay_s
+        return response
+
+    def _search(self, request: LoopbackRequest) -> LoopbackResponse:
+        try:
+            body = json.loads(request.body)
+        except json.JSONDecodeError:
+            return LoopbackResponse(
+                status=400, body=search_api.detail_body("Request body is not valid JSON.")
+            )
+        if not isinstance(body, dict):
+            return LoopbackResponse(
+                status=400, body=search_api.detail_body("Request body must be a JSON object.")
+            )
+        key = search_api.api_key(request.headers, body)
+        if key is None or key in self.config.search.revoked_keys:
+            return LoopbackResponse(status=401, body=search_api.detail_body(search_api.UNAUTHORIZED))
+        # The key never enters the content hash: rotating keys must not change the answer.
+        content = {k: v for k, v in body.items() if k != "api_key"}
+        content_hash = sha256_hex(json.dumps(content, sort_keys=True))
+        decision = self._faults["search"].decide(content_hash)
+        faulted = self._fault_response(decision, "search", "")
+        if faulted is not None:
+            return faulted
+        try:
+            payload = search_api.search_body(self.config.seed, body, self._key("search", body, content_hash))
+        except search_api.SearchRequestError as exc:
+            return LoopbackResponse(
+                status=400, body=search_api.detail_body(str(exc)), delay_s=decision.delay_s
+            )
+        response = _json_response(200, payload)
+        response.delay_s = decision.delay_s
+        return response
+
+
+class Simulator:
+    """Chat + search simulator on 127.0.0.1; a context manager exposing the base URLs."""
+
+    def __init__(self, config: SimConfig | None = None, port: int = 0) -> None:
+        self.config = config or SimConfig()
+        self.handler = SimHandler(self.config)
+        self._server = LoopbackServer(self.handler, port)
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:<port>`` (the server root)."""
+        return self._server.base_url
+
+    @property
+    def llm_base_url(self) -> str:
+        """The OpenAI-style base URL (``…/v1``) for ``LLM_BASE_URL``."""
+        return f"{self.base_url}/v1"
+
+    @property
+    def search_base_url(self) -> str:
+        """The Tavily-style base URL for ``TAVILY_BASE_URL``."""
+        return self.base_url
+
+    def env_lines(self) -> list[str]:
+        """Environment lines pointing the harness at this simulator."""
+        return [f"LLM_BASE_URL={self.llm_base_url}", f"TAVILY_BASE_URL={self.search_base_url}"]
+
+    def start(self) -> Simulator:
+        """Start serving in a background thread; returns self."""
+        self._server.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving."""
+        self._server.stop()
+
+    def __enter__(self) -> Simulator:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()

@@ -1,0 +1,210 @@
+"""Personas: deterministic, budget-aware (or not), answering in every output format."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+import pytest
+
+from oracleproto.sim import evidence
+from oracleproto.sim.loopback import LoopbackRequest
+from oracleproto.sim.personas import PERSONAS, persona_for_model
+from oracleproto.sim.prompt_reader import read_question
+from oracleproto.sim.server import SimConfig, SimHandler, Simulator
+
+Body = dict[str, Any]
+OPTIONS = ("Harbour Party", "Green Ridge Alliance", "Civic Union", "Independents")
+
+
+def _post(handler: SimHandler, body: Body) -> bytes:
+    request = LoopbackRequest(
+        "POST", "/v1/chat/completions", {"authorization": "Bearer sk-sim"}, json.dumps(body).encode()
+    )
+    response = handler(request)
+    assert response.status == 200, response.body
+    return response.body
+
+
+def _message(raw: bytes) -> dict[str, Any]:
+    message: dict[str, Any] = json.loads(raw)["choices"][0]["message"]
+    return message
+
+
+def _status(step: int, steps: int, used: int, cap: int) -> str:
+    return (
+        f"[Harness status] step {step}/{steps} ({steps - step} remaining) · web_search {used}/{cap} used "
+        f"({cap - used} left).\nContinue."
+    )
+
+
+def test_slugs_select_personas() -> None:
+    assert persona_for_model("sim/careful") is PERSONAS["careful"]
+    assert persona_for_model("sim/persona-sloppy") is PERSONAS["sloppy"]
+    assert persona_for_model("sim/unknown") is None
+    assert persona_for_model("openai/gpt-4o") is None
+
+
+@pytest.mark.parametrize(
+    ("kind", "options", "expected"),
+    [
+        ("yes_no", (), ("Yes", "No")),
+        ("binary_named", ("Harbour Party", "Civic Union"), ("Harbour Party", "Civic Union")),
+        ("single", OPTIONS, OPTIONS),
+        ("multi", OPTIONS, OPTIONS),
+    ],
+)
+def test_prompt_reader_understands_every_output_format(
+    render: Callable[..., str], kind: str, options: tuple[str, ...], expected: tuple[str, ...]
+) -> None:
+    view = read_question(render("Who wins the fictional Vessa election?", kind, options))
+    assert view is not None
+    assert view.kind == kind and view.labels == expected
+    assert view.event == "Who wins the fictional Vessa election?" and view.end_time == "2026-03-15"
+
+
+def test_same_seed_gives_same_bytes_and_other_seed_differs(
+    render: Callable[..., str], chat_body: Callable[..., Body]
+) -> None:
+    body = chat_body(
+        "sim/careful", [{"role": "user", "content": render("Vessa election", "single", OPTIONS)}]
+    )
+    first = [_post(SimHandler(SimConfig(seed=1)), body) for _ in range(2)]
+    assert first[0] == first[1]
+    assert _post(SimHandler(SimConfig(seed=2)), body) != first[0]
+
+
+def test_identical_requests_without_seed_are_told_apart_by_arrival_order(
+    render: Callable[..., str], chat_body: Callable[..., Body]
+) -> None:
+    body = chat_body(
+        "sim/careful", [{"role": "user", "content": render("Vessa election", "single", OPTIONS)}]
+    )
+    handler = SimHandler(SimConfig(seed=1))
+    run = [_post(handler, body) for _ in range(3)]
+    assert len(set(run)) == 3
+    replay = SimHandler(SimConfig(seed=1))
+    assert [_post(replay, body) for _ in range(3)] == run
+
+
+def test_request_seed_pins_the_answer(render: Callable[..., str], chat_body: Callable[..., Body]) -> None:
+    prompt = render("Vessa election", "single", OPTIONS)
+    handler = SimHandler(SimConfig(seed=1))
+    seeded = chat_body("sim/careful", [{"role": "user", "content": prompt}], seed=42)
+    assert _post(handler, seeded) == _post(handler, seeded)
+    other = chat_body("sim/careful", [{"role": "user", "content": prompt}], seed=43)
+    assert _post(handler, other) != _post(handler, seeded)
+
+
+def _play(
+    handler: SimHandler,
+    model: str,
+    prompt: str,
+    chat_body: Callable[..., Body],
+    *,
+    steps: int = 8,
+    cap: int = 4,
+) -> tuple[str, int]:
+    """A minimal harness loop: returns the final content and the number of searches asked for."""
+    messages: list[Body] = [{"role": "user", "content": prompt}]
+    asked = 0
+    for step in range(1, steps + 1):
+        tools = asked < cap or model == "sim/greedy"
+        message = _message(_post(handler, chat_body(model, messages, tools=tools)))
+        messages.append({k: v for k, v in message.items() if k in ("role", "content", "tool_calls")})
+        if not message.get("tool_calls"):
+            return str(message["content"]), asked
+        for call in message["tool_calls"]:
+            asked += 1
+            query = json.loads(call["function"]["arguments"])["query"]
+            topic, subject = evidence.split_query(query)
+            text = (
+                evidence.chances_phrase(subject, evidence.strength(topic, subject), "2026-03-01")
+                if subject
+                else ""
+            )
+            status = _status(step, steps, min(asked, cap), cap)
+            messages.append(
+                {
+                    "role": "tool",
+                    "tool_call_id": call["id"],
+                    "content": json.dumps({"r": text, "status": status}),
+                }
+            )
+        messages.append({"role": "user", "content": _status(step, steps, min(asked, cap), cap)})
+    return "", asked
+
+
+def test_oracle_persona_answers_the_evidence_pick(
+    render: Callable[..., str], chat_body: Callable[..., Body]
+) -> None:
+    event = "Which party wins the fictional Vessa election?"
+    best = max(OPTIONS, key=lambda o: evidence.strength(event, o))
+    content, _ = _play(
+        SimHandler(SimConfig(seed=3)), "sim/oracle", render(event, "single", OPTIONS), chat_body
+    )
+    assert content.endswith(f"\\boxed{{{chr(65 + OPTIONS.index(best))}}}")
+
+
+def test_yes_no_and_binary_answers_use_the_box_words(
+    render: Callable[..., str], chat_body: Callable[..., Body]
+) -> None:
+    handler = SimHandler(SimConfig(seed=3))
+    yes_no, _ = _play(handler, "sim/oracle", render("Will the Vessa ferry resume?", "yes_no"), chat_body)
+    assert re.search(r"\\boxed\{(Yes|No)\}$", yes_no)
+    pair = ("Harbour Party", "Civic Union")
+    named, _ = _play(handler, "sim/oracle", render("Vessa mayor race", "binary_named", pair), chat_body)
+    assert re.search(r"\\boxed\{(Harbour Party|Civic Union)\}$", named)
+
+
+def test_well_behaved_personas_respect_the_budget_and_greedy_overruns(
+    render: Callable[..., str], chat_body: Callable[..., Body]
+) -> None:
+    handler = SimHandler(SimConfig(seed=5))
+    for i in range(20):
+        prompt = render(f"Fictional question {i}", "single", OPTIONS)
+        _, careful = _play(handler, "sim/careful", prompt, chat_body, cap=2)
+        assert careful <= 2
+        _, greedy = _play(handler, "sim/greedy", prompt, chat_body, cap=2)
+        assert greedy > 2
+
+
+def test_no_tool_calls_when_no_tools_are_offered(
+    render: Callable[..., str], chat_body: Callable[..., Body]
+) -> None:
+    handler = SimHandler(SimConfig(seed=5))
+    for i in range(30):
+        body = chat_body("sim/greedy", [{"role": "user", "content": render(f"Q{i}", "yes_no")}], tools=False)
+        assert "tool_calls" not in _message(_post(handler, body))
+
+
+def test_sloppy_misformats_at_roughly_its_rate(
+    render: Callable[..., str], chat_body: Callable[..., Body]
+) -> None:
+    handler = SimHandler(SimConfig(seed=11))
+    n, bad = 300, 0
+    for i in range(n):
+        prompt = render(f"Fictional question {i}", "single", OPTIONS)
+        content = _message(
+            _post(handler, chat_body("sim/sloppy", [{"role": "user", "content": prompt}], tools=False))
+        )["content"]
+        match = re.search(r"\\boxed\{([^}]*)\}\s*$", content)
+        if match is None or match.group(1) not in ("A", "B", "C", "D"):
+            bad += 1
+    assert 0.2 * n < bad < 0.4 * n  # configured 0.3
+
+
+async def test_personas_over_real_http(
+    sim: Simulator, render: Callable[..., str], chat_body: Callable[..., Body]
+) -> None:
+    async with httpx.AsyncClient(headers={"Authorization": "Bearer sk-sim"}) as client:
+        for model in ("sim/careful", "sim/persona-hasty", "sim/random"):
+            body = chat_body(
+                model, [{"role": "user", "content": render("Vessa", "multi", OPTIONS)}], tools=False
+            )
+            response = await client.post(sim.llm_base_url + "/chat/completions", json=body)
+            assert response.status_code == 200
+            assert response.json()["model"] == model
