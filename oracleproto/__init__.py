@@ -6,6 +6,7 @@ users depend on these names.
 
 from __future__ import annotations
 
+from oracleproto.dataset.admission import Admission, admissible
 from oracleproto.dataset.loader import load_questions, load_templates
 from oracleproto.dataset.models import PromptTemplates, Question
 from oracleproto.errors import (
@@ -21,6 +22,7 @@ from oracleproto.settings import Settings, load_settings
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "Admission",
     "AuthError",
     "CallFailedError",
     "ConfigError",
@@ -31,6 +33,7 @@ __all__ = [
     "Question",
     "Settings",
     "__version__",
+    "admissible",
     "load_questions",
     "load_settings",
     "load_templates",

@@ -14,6 +14,8 @@ EXPECTED_AT_LEAST = {
     "load_settings",
     "load_questions",
     "load_templates",
+    "admissible",
+    "Admission",
 }
 
 
