@@ -95,6 +95,8 @@ def test_plan_admission_keeps_input_order_and_parses_once() -> None:
     ]
     with pytest.raises(ConfigError):
         plan_admission([], "soon")
+    with pytest.raises(ConfigError, match="delta_days must be >= 0"):
+        plan_admission([], "2026-01", delta_days=-2)
 
 
 def summary(plan: list[tuple[Question, Admission]]) -> dict[str, object]:

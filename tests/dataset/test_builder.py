@@ -236,7 +236,10 @@ def test_template_and_table_problems(
 
 def test_packaged_demo_db_is_reproduced_byte_for_byte(tmp_path: Path) -> None:
     rebuilt = build_demo_dataset(tmp_path / "demo.db")
-    assert rebuilt.path.read_bytes() == demo_db_path().read_bytes()
+    assert rebuilt.path.read_bytes() == demo_db_path().read_bytes(), (
+        "oracleproto/data/demo.db is stale: rebuild it with "
+        "build_demo_dataset('oracleproto/data/demo.db', force=True) and commit it"
+    )
 
 
 def test_default_templates_are_the_demo_templates(tmp_path: Path, row: RowFactory) -> None:
