@@ -6,6 +6,7 @@ users depend on these names.
 
 from __future__ import annotations
 
+from oracleproto.dataset.admission import Admission, admissible
 from oracleproto.dataset.loader import load_questions, load_templates
 from oracleproto.dataset.models import PromptTemplates, Question
 from oracleproto.errors import (
@@ -24,6 +25,7 @@ from oracleproto.sim import FaultConfig, SimConfig, Simulator
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "Admission",
     "AuthError",
     "Belief",
     "CallFailedError",
@@ -39,6 +41,7 @@ __all__ = [
     "SimConfig",
     "Simulator",
     "__version__",
+    "admissible",
     "clip_probability",
     "load_questions",
     "load_settings",

@@ -19,6 +19,8 @@ EXPECTED_AT_LEAST = {
     "parse_belief",
     "RuntimeProtocols",
     "prompt_templates_hash",
+    "admissible",
+    "Admission",
 }
 
 

@@ -50,6 +50,13 @@ class Admission:
     prediction_cutoff: date
 
 
+def _check_delta(delta_days: int) -> None:
+    if delta_days < 0:
+        raise ConfigError(
+            f"delta_days must be >= 0 (the prediction cutoff precedes resolution), got {delta_days}"
+        )
+
+
 def admissible(question: Question, training_cutoff: date | str, delta_days: int = 1) -> Admission:
     """Apply Eq. (pred-set) to one question: admitted iff κ ≤ χ < τ, χ = τ − δ days."""
     if delta_days < 0:
@@ -68,6 +75,7 @@ def admissible(question: Question, training_cutoff: date | str, delta_days: int 
 def plan_admission(
     questions: Iterable[Question], training_cutoff: date | str, delta_days: int = 1
 ) -> list[tuple[Question, Admission]]:
-    """Admission of every question, in input order (the cutoff is parsed once, errors early)."""
+    """Admission of every question, in input order (cutoff and δ are checked once, errors early)."""
     kappa = parse_training_cutoff(training_cutoff)
+    _check_delta(delta_days)
     return [(q, admissible(q, kappa, delta_days)) for q in questions]
