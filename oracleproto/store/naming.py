@@ -37,7 +37,7 @@ def new_run_id(clock: Clock, rand: RandomBits) -> str:
 
 def validate_run_id(run_id: str) -> str:
     """Return ``run_id`` if it has the run-layout format, else raise :class:`StoreError`."""
-    if not RUN_ID_RE.match(run_id):
+    if not RUN_ID_RE.fullmatch(run_id):
         raise StoreError(
             f"invalid run id {run_id!r}: expected UTC 'YYYYMMDD-HHMMSS-xxxx' with xxxx four lowercase "
             "hex characters (e.g. '20260301-120000-0a1f'); omit the run id to start a new run"
@@ -72,7 +72,7 @@ def virtual_slug(real: str, r: int, c: int) -> str:
 
 def parse_virtual_slug(slug: str) -> tuple[str, int, int]:
     """Split a virtual slug into ``(real, R, C)``; raise :class:`StoreError` if it is not one."""
-    match = VIRTUAL_SLUG_RE.match(slug)
+    match = VIRTUAL_SLUG_RE.fullmatch(slug)
     if match is None:
         raise StoreError(
             f"not a virtual model slug: {slug!r}; expected '{{real}}::r{{R}}::c{{C}}', "

@@ -50,7 +50,7 @@ class RunDir:
     @classmethod
     def resolve(cls, ref: str, runs_root: Path) -> RunDir:
         """Open ``ref`` as a run directory path, or as a run id under ``runs_root``."""
-        if RUN_ID_RE.match(ref) and not Path(ref).is_dir():
+        if RUN_ID_RE.fullmatch(ref) and not Path(ref).is_dir():
             return cls.open(runs_root / ref)
         return cls.open(Path(ref))
 
