@@ -82,7 +82,7 @@ def make_result() -> ResultFactory:
 
     def build(**overrides: Any) -> SampleResult:
         fields: dict[str, Any] = {
-            "final_answer_letters": ("C", "A"),
+            "final_answer_letters": ("A", "C"),
             "final_answer_raw": "Reasoning… \\boxed{A, C}",
             "correct": True,
             "parse_ok": True,

@@ -22,7 +22,7 @@ def cells(result: SampleResult) -> dict[str, object]:
 
 
 def test_ok_sample_cells(make_result: ResultFactory) -> None:
-    got = cells(make_result())
+    got = cells(make_result(final_answer_letters=("C", "A")))
     assert got["final_answer_letters"] == '["A", "C"]'
     assert got["correct"] == 1 and got["parse_ok"] == 1
     assert got["created_at"] == "2026-03-01T12:05:07.000042+00:00"
@@ -36,32 +36,65 @@ def test_ok_sample_cells(make_result: ResultFactory) -> None:
 
 
 def test_wrong_answer_cells(make_result: ResultFactory) -> None:
-    got = cells(make_result(final_answer_letters=("B",), correct=False, belief_parse_ok=False,
-                            final_answer_retry_used=False))
+    got = cells(
+        make_result(
+            final_answer_letters=("B",), correct=False, belief_parse_ok=False, final_answer_retry_used=False
+        )
+    )
     assert (got["final_answer_letters"], got["correct"], got["parse_ok"]) == ('["B"]', 0, 1)
     assert (got["belief_parse_ok"], got["final_answer_retry_used"]) == (0, 0)
 
 
 def test_parse_failure_cells(make_result: ResultFactory) -> None:
-    got = cells(make_result(final_answer_letters=None, correct=None, parse_ok=False, final_answer_raw="no box",
-                            belief_final=None, belief_trace=None, belief_parse_ok=None))
+    got = cells(
+        make_result(
+            final_answer_letters=None,
+            correct=None,
+            parse_ok=False,
+            final_answer_raw="no box",
+            belief_final=None,
+            belief_trace=None,
+            belief_parse_ok=None,
+        )
+    )
     assert (got["final_answer_letters"], got["correct"], got["parse_ok"]) == (None, None, 0)
     assert got["final_answer_raw"] == "no box" and got["error"] is None
     assert (got["belief_final"], got["belief_trace"], got["belief_parse_ok"]) == (None, None, None)
 
 
-@pytest.mark.parametrize("error", ["skipped_training_cutoff", *[k.value for k in ErrorKind if k != ErrorKind.AUTH]])
+@pytest.mark.parametrize(
+    "error", ["skipped_training_cutoff", *[k.value for k in ErrorKind if k != ErrorKind.AUTH]]
+)
 def test_empty_slot_cells(error: str) -> None:
     result = SampleResult.empty(error=error, created_at=CREATED)
     got = cells(result)
     assert got["error"] == error and got["created_at"] == "2026-03-01T12:05:07.000042+00:00"
     assert got["parse_ok"] == 0 and got["final_answer_retry_used"] == 0
-    for name in ("tool_calls_count", "react_steps", "prompt_tokens", "completion_tokens", "reasoning_tokens",
-                 "latency_ms", "nudges_used"):
+    for name in (
+        "tool_calls_count",
+        "react_steps",
+        "prompt_tokens",
+        "completion_tokens",
+        "reasoning_tokens",
+        "latency_ms",
+        "nudges_used",
+    ):
         assert got[name] == 0, name
-    for name in ("final_answer_letters", "final_answer_raw", "correct", "messages_trace", "search_calls",
-                 "finish_reason", "step_metrics", "response_id", "system_fingerprint", "service_tier",
-                 "belief_final", "belief_trace", "belief_parse_ok"):
+    for name in (
+        "final_answer_letters",
+        "final_answer_raw",
+        "correct",
+        "messages_trace",
+        "search_calls",
+        "finish_reason",
+        "step_metrics",
+        "response_id",
+        "system_fingerprint",
+        "service_tier",
+        "belief_final",
+        "belief_trace",
+        "belief_parse_ok",
+    ):
         assert got[name] is None, name
     assert decode_sample(got, "here") == result
 
@@ -71,10 +104,10 @@ def test_every_field_round_trips(make_result: ResultFactory) -> None:
     decoded = decode_sample(cells(result), "here")
     assert decoded is not None
     for f in fields(SampleResult):
-        expected = getattr(result, f.name)
-        if f.name == "final_answer_letters":
-            expected = tuple(sorted(expected))
-        assert getattr(decoded, f.name) == expected, f.name
+        assert getattr(decoded, f.name) == getattr(result, f.name), f.name
+    assert decoded == result
+    unsorted = decode_sample(cells(make_result(final_answer_letters=("C", "A"))), "here")
+    assert unsorted is not None and unsorted.final_answer_letters == ("A", "C")
 
 
 def test_letters_encoding() -> None:
@@ -93,7 +126,9 @@ def test_letters_encoding() -> None:
         ({"latency_ms": -1}, "latency_ms is negative"),
     ],
 )
-def test_incoherent_results_are_refused(make_result: ResultFactory, overrides: dict[str, object], message: str) -> None:
+def test_incoherent_results_are_refused(
+    make_result: ResultFactory, overrides: dict[str, object], message: str
+) -> None:
     with pytest.raises(StoreError, match=message):
         encode_sample(make_result(**overrides))
 
@@ -111,8 +146,9 @@ def test_decode_unwritten_slot_is_none() -> None:
         ("latency_ms", "fast", r"column latency_ms holds 'fast', expected an integer"),
     ],
 )
-def test_decode_bad_cells_names_the_place(make_result: ResultFactory, column: str, value: object,
-                                          message: str) -> None:
+def test_decode_bad_cells_names_the_place(
+    make_result: ResultFactory, column: str, value: object, message: str
+) -> None:
     row = cells(make_result()) | {column: value}
     with pytest.raises(StoreError, match=message):
         decode_sample(row, "db q1 s0")  # type: ignore[arg-type]

@@ -23,7 +23,9 @@ def layout(path: Path) -> dict[str, list[str]]:
     conn = sqlite3.connect(path)
     try:
         return {
-            table: [f"{r[1]} {r[2]}{' pk' if r[5] else ''}" for r in conn.execute(f"PRAGMA table_info({table})")]
+            table: [
+                f"{r[1]} {r[2]}{' pk' if r[5] else ''}" for r in conn.execute(f"PRAGMA table_info({table})")
+            ]
             for table in TABLES
         }
     finally:
@@ -93,9 +95,9 @@ def test_migration_from_partial_schema_reaches_full_set(tmp_path: Path) -> None:
             c.removesuffix(" pk") for c in fresh_layout[table]
         ), table
     conn = sqlite3.connect(old)
-    assert conn.execute("SELECT s0_final_answer_letters, s0_nudges_used, s1_created_at FROM run_results").fetchall() == [
-        ('["A"]', None, None)
-    ]
+    assert conn.execute(
+        "SELECT s0_final_answer_letters, s0_nudges_used, s1_created_at FROM run_results"
+    ).fetchall() == [('["A"]', None, None)]
     assert conn.execute("SELECT version, applied_at FROM schema_version").fetchall() == [(5, STAMP)]
     conn.close()
 
@@ -127,7 +129,7 @@ def test_open_store_on_partial_db_migrates_and_seeds(
 ) -> None:
     path = tmp_path / "old.db"
     partial_db(path)
-    with pytest.raises(StoreError, match="run_meta.run_id is None in the database"):
+    with pytest.raises(StoreError, match=r"run_meta\.run_id is None in the database"):
         # The old run_meta row is empty, so resuming into it must not silently adopt it.
         conn = sqlite3.connect(path)
         conn.execute("INSERT INTO run_meta (run_id) VALUES (NULL)")
@@ -155,12 +157,18 @@ def make_db(path: Path, sql: str) -> None:
 @pytest.mark.parametrize(
     ("sql", "message"),
     [
-        ("CREATE TABLE run_results (question_id TEXT PRIMARY KEY, s0_correct TEXT);",
-         r"column run_results.s0_correct is declared TEXT, expected INTEGER"),
-        ("CREATE TABLE run_results (qid TEXT PRIMARY KEY, user_prompt TEXT);",
-         r"table 'run_results' has no key column 'question_id', which cannot be added in place"),
-        ("CREATE TABLE questions (id INTEGER PRIMARY KEY);",
-         r"column questions.id is declared INTEGER, expected TEXT"),
+        (
+            "CREATE TABLE run_results (question_id TEXT PRIMARY KEY, s0_correct TEXT);",
+            r"column run_results.s0_correct is declared TEXT, expected INTEGER",
+        ),
+        (
+            "CREATE TABLE run_results (qid TEXT PRIMARY KEY, user_prompt TEXT);",
+            r"table 'run_results' has no key column 'question_id', which cannot be added in place",
+        ),
+        (
+            "CREATE TABLE questions (id INTEGER PRIMARY KEY);",
+            r"column questions.id is declared INTEGER, expected TEXT",
+        ),
     ],
 )
 def test_wrong_schema_is_explained(
@@ -168,14 +176,19 @@ def test_wrong_schema_is_explained(
 ) -> None:
     path = tmp_path / "wrong.db"
     make_db(path, sql)
-    with pytest.raises(StoreError, match=rf"wrong.db: {message}.*run-layout.md, schema version 5\); move the file aside"):
+    with pytest.raises(
+        StoreError, match=rf"wrong.db: {message}.*run-layout.md, schema version 5\); move the file aside"
+    ):
         store_factory(path)
 
 
 def test_newer_schema_version_is_refused(tmp_path: Path, store_factory: Callable[..., ModelStore]) -> None:
     path = tmp_path / "new.db"
-    make_db(path, "CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at TEXT);"
-                  "INSERT INTO schema_version VALUES (6, NULL);")
+    make_db(
+        path,
+        "CREATE TABLE schema_version (version INTEGER PRIMARY KEY, applied_at TEXT);"
+        "INSERT INTO schema_version VALUES (6, NULL);",
+    )
     with pytest.raises(StoreError, match="schema version 6 is newer than this oracleproto understands"):
         store_factory(path)
 
@@ -191,7 +204,9 @@ def test_not_a_database_is_explained(tmp_path: Path, store_factory: Callable[...
 
 def test_too_many_samples_for_wide_table() -> None:
     assert len(tables(83)[-1].columns) == 1 + 24 * 83
-    with pytest.raises(StoreError, match="sampling_n=84 needs 2018 run_results columns.*use at most 83 samples"):
+    with pytest.raises(
+        StoreError, match=r"sampling_n=84 needs 2018 run_results columns.*use at most 83 samples"
+    ):
         tables(84)
     with pytest.raises(StoreError, match="sampling_n must be >= 1"):
         tables(0)
