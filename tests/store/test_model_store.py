@@ -210,3 +210,22 @@ def test_read_only_open(tmp_path: Path, store_factory: StoreFactory, make_result
             reader.write_sample("q-yes", 1, "p", make_result())
     with pytest.raises(StoreError, match="model database not found"):
         ModelStore.open_existing(tmp_path / "absent.db")
+
+
+async def test_concurrent_writers_from_threads(
+    store_factory: StoreFactory, make_result: ResultFactory
+) -> None:
+    import asyncio
+
+    store = store_factory()
+    slots = [(qid, j) for qid in ("q-yes", "q-named", "q-multi") for j in range(2)]
+    await asyncio.gather(
+        *(
+            asyncio.to_thread(store.write_sample, qid, j, f"p {qid}", make_result(latency_ms=j))
+            for qid, j in slots
+        )
+    )
+    assert store.done_slots() == set(slots)
+    for qid, j in slots:
+        assert store.read_sample(qid, j) == make_result(latency_ms=j)
+    store.close()
