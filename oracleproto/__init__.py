@@ -14,8 +14,10 @@ from oracleproto.errors import (
     DatasetError,
     ErrorKind,
     OracleprotoError,
+    StoreError,
 )
 from oracleproto.settings import Settings, load_settings
+from oracleproto.store import Manifest, ModelStore, RunDir, RunMeta, logical_dump
 
 __version__ = "0.1.0.dev0"
 
@@ -25,10 +27,16 @@ __all__ = [
     "ConfigError",
     "DatasetError",
     "ErrorKind",
+    "Manifest",
+    "ModelStore",
     "OracleprotoError",
     "PromptTemplates",
     "Question",
+    "RunDir",
+    "RunMeta",
     "Settings",
+    "StoreError",
     "__version__",
     "load_settings",
+    "logical_dump",
 ]

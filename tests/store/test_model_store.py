@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import sqlite3
 from collections.abc import Callable
@@ -215,8 +216,6 @@ def test_read_only_open(tmp_path: Path, store_factory: StoreFactory, make_result
 async def test_concurrent_writers_from_threads(
     store_factory: StoreFactory, make_result: ResultFactory
 ) -> None:
-    import asyncio
-
     store = store_factory()
     slots = [(qid, j) for qid in ("q-yes", "q-named", "q-multi") for j in range(2)]
     await asyncio.gather(
