@@ -5,7 +5,7 @@ from __future__ import annotations
 from oracleproto.store.codec import decode_sample, encode_letters, encode_sample
 from oracleproto.store.dump import logical_digest, logical_dump
 from oracleproto.store.manifest import CassettesInfo, Filters, Grid, Hashes, Manifest, atomic_write_text
-from oracleproto.store.model_store import ModelStore, RunMeta, Slot
+from oracleproto.store.model_store import ModelStore, Slot
 from oracleproto.store.naming import (
     format_timestamp,
     model_file_map,
@@ -17,6 +17,7 @@ from oracleproto.store.naming import (
     validate_run_id,
     virtual_slug,
 )
+from oracleproto.store.run_meta import RunMeta
 from oracleproto.store.rundir import RunDir
 from oracleproto.store.schema import SCHEMA_VERSION, init_schema, sample_columns
 

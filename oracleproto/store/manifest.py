@@ -104,6 +104,16 @@ class Manifest(BaseModel):
         except StoreError as exc:
             raise ValueError(str(exc)) from exc
 
+    @field_validator("schema_version")
+    @classmethod
+    def _known_version(cls, value: int) -> int:
+        if not 1 <= value <= SCHEMA_VERSION:
+            raise ValueError(
+                f"schema version {value} is not one this oracleproto reads (1..{SCHEMA_VERSION}); "
+                "upgrade oracleproto"
+            )
+        return value
+
     @field_validator("started_at", "finished_at")
     @classmethod
     def _timestamp(cls, value: str | None) -> str | None:

@@ -159,6 +159,10 @@ def test_truncated_manifest_is_explained(tmp_path: Path) -> None:
         ({"model_training_cutoffs": {"m": "June"}}, r"cutoff of 'm' is not an ISO date"),
         ({"cassettes": {"dir": "/abs/cassettes", "mode": "record"}}, r"cassettes.dir: .*relative path"),
         ({"grid": {"r_list": [5]}}, r"grid.c_list: Field required"),
+        (
+            {"schema_version": 6},
+            r"schema_version: Value error, schema version 6 is not one this oracleproto reads",
+        ),
     ],
 )
 def test_invalid_manifest_names_the_key(tmp_path: Path, change: dict[str, Any], message: str) -> None:

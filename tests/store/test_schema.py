@@ -145,6 +145,14 @@ def test_open_store_on_partial_db_migrates_and_seeds(
         assert old is not None and old.final_answer_letters == ("A",) and old.nudges_used == 0
         assert store.read_meta().model == meta.model
         assert ("q-yes", 0) in store.done_slots()
+    # The legacy row lacked sampling_n; a read-only reader infers it from the sample columns.
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE run_meta SET sampling_n = NULL")
+    conn.commit()
+    conn.close()
+    with ModelStore.open_existing(path) as reader:
+        assert reader.sampling_n == 2 and reader.read_meta().sampling_n == 2
+        assert reader.done_slots() == {("q-yes", 0)}
 
 
 def make_db(path: Path, sql: str) -> None:
