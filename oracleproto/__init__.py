@@ -16,11 +16,13 @@ from oracleproto.errors import (
     DatasetError,
     ErrorKind,
     OracleprotoError,
+    StoreError,
 )
 from oracleproto.parser import Belief, clip_probability, parse_answer, parse_belief
 from oracleproto.prompts import RuntimeProtocols, prompt_templates_hash, render_prompt
 from oracleproto.settings import Settings, load_settings
 from oracleproto.sim import FaultConfig, SimConfig, Simulator
+from oracleproto.store import Manifest, ModelStore, RunDir, RunMeta, logical_dump
 
 __version__ = "0.1.0.dev0"
 
@@ -33,19 +35,25 @@ __all__ = [
     "DatasetError",
     "ErrorKind",
     "FaultConfig",
+    "Manifest",
+    "ModelStore",
     "OracleprotoError",
     "PromptTemplates",
     "Question",
+    "RunDir",
+    "RunMeta",
     "RuntimeProtocols",
     "Settings",
     "SimConfig",
     "Simulator",
+    "StoreError",
     "__version__",
     "admissible",
     "clip_probability",
     "load_questions",
     "load_settings",
     "load_templates",
+    "logical_dump",
     "parse_answer",
     "parse_belief",
     "prompt_templates_hash",

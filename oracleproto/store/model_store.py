@@ -1,0 +1,343 @@
+"""One per-model SQLite: seeding, crash-safe per-sample writes, reads and the resume rule."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Self
+
+from oracleproto.agent.result import SAMPLE_FIELDS, SKIPPED_TRAINING_CUTOFF, SampleResult
+from oracleproto.dataset.models import PromptTemplates, Question
+from oracleproto.errors import StoreError
+from oracleproto.store.codec import SqlValue, decode_sample, encode_sample
+from oracleproto.store.naming import format_timestamp
+from oracleproto.store.run_meta import IDENTITY_FIELDS, RunMeta
+from oracleproto.store.schema import (
+    apply_pragmas,
+    init_schema,
+    sample_column,
+    sample_columns,
+    table_columns,
+)
+
+Slot = tuple[str, int]
+
+
+def _connect(path: Path, *, readonly: bool) -> sqlite3.Connection:
+    if readonly and not path.exists():
+        raise StoreError(f"{path}: model database not found; check the run directory's db/ folder")
+    try:
+        if readonly:
+            conn = sqlite3.connect(
+                f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False, isolation_level=None
+            )
+            conn.execute("PRAGMA busy_timeout = 5000")
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+            apply_pragmas(conn)
+        conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(
+            f"{path}: not a usable SQLite database ({exc}); move the file aside or use a new run id"
+        ) from exc
+    return conn
+
+
+class ModelStore:
+    """The per-model DB of one virtual slug. Thread-safe; each sample write is one transaction."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path, sampling_n: int, *, readonly: bool) -> None:
+        self._conn = conn
+        self._lock = threading.Lock()
+        self.path = path
+        self.sampling_n = sampling_n
+        self.readonly = readonly
+
+    @classmethod
+    def open(
+        cls,
+        path: Path,
+        *,
+        meta: RunMeta,
+        questions: Sequence[Question],
+        templates: PromptTemplates,
+        imported_at: datetime,
+    ) -> ModelStore:
+        """Create or resume the DB: migrate, then seed questions, templates and run_meta idempotently.
+
+        ``imported_at`` is the run's ``started_at`` (never the wall clock) so replay writes the
+        same content. Resuming with a different run identity (hashes, n, model) is an error.
+        """
+        conn = _connect(path, readonly=False)
+        stamp = format_timestamp(imported_at)
+        try:
+            init_schema(conn, meta.sampling_n, stamp, path)
+            store = cls(conn, path, meta.sampling_n, readonly=False)
+            store._seed(meta, questions, templates, stamp)
+        except BaseException:
+            conn.close()
+            raise
+        return store
+
+    @classmethod
+    def open_existing(cls, path: Path) -> ModelStore:
+        """Open a DB read-only as written (ours or the earlier implementation's); no migration."""
+        conn = _connect(path, readonly=True)
+        try:
+            n = _stored_sampling_n(conn, path)
+        except BaseException:
+            conn.close()
+            raise
+        return cls(conn, path, n, readonly=True)
+
+    def _seed(
+        self, meta: RunMeta, questions: Sequence[Question], templates: PromptTemplates, stamp: str
+    ) -> None:
+        existing = self._meta_row()
+        row = meta.to_row()
+        if existing is not None:
+            for name in IDENTITY_FIELDS:
+                if existing.get(name) != row[name]:
+                    raise StoreError(
+                        f"{self.path}: cannot resume: run_meta.{name} is {existing.get(name)!r} in the "
+                        f"database but {row[name]!r} now; rerun with the original settings and dataset "
+                        "or start a new run id"
+                    )
+        with self._transaction():
+            if existing is None:
+                cols = ", ".join(row)
+                self._conn.execute(
+                    f"INSERT INTO run_meta ({cols}) VALUES ({', '.join('?' * len(row))})", tuple(row.values())
+                )
+            self._conn.executemany(
+                "INSERT OR IGNORE INTO questions (id, choice_type, question_type, event, options, answer, "
+                "end_time, imported_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        q.id,
+                        q.choice_type,
+                        q.question_type,
+                        q.event,
+                        json.dumps(list(q.options), ensure_ascii=False),
+                        q.answer_text,
+                        q.end_time.isoformat(),
+                        stamp,
+                    )
+                    for q in questions
+                ],
+            )
+            self._conn.executemany(
+                "INSERT OR IGNORE INTO prompt_templates (key, value, imported_at) VALUES (?, ?, ?)",
+                [(key, value, stamp) for key, value in templates.values],
+            )
+
+    def _transaction(self) -> _Transaction:
+        return _Transaction(self._conn, self._lock)
+
+    def _meta_row(self) -> dict[str, SqlValue] | None:
+        if not table_columns(self._conn, "run_meta"):
+            return None
+        cursor = self._conn.execute("SELECT * FROM run_meta")
+        rows = cursor.fetchall()
+        if len(rows) > 1:
+            raise StoreError(f"{self.path}: run_meta has {len(rows)} rows, expected one")
+        if not rows:
+            return None
+        return dict(zip([d[0] for d in cursor.description], rows[0], strict=True))
+
+    def read_meta(self) -> RunMeta:
+        """The run_meta row; a DB without one is a :class:`StoreError`."""
+        with self._lock:
+            row = self._meta_row()
+        if row is None:
+            raise StoreError(f"{self.path}: run_meta is empty; the run never started writing this model")
+        if row.get("sampling_n") is None:
+            # Very old rows lack it; the sample columns present say how many samples there are.
+            row["sampling_n"] = self.sampling_n
+        return RunMeta.from_row(row, str(self.path))
+
+    def _check_slot(self, question_id: str, sample_index: int) -> None:
+        if not 0 <= sample_index < self.sampling_n:
+            raise StoreError(
+                f"{self.path}: sample index {sample_index} for question {question_id!r} is outside "
+                f"0..{self.sampling_n - 1} (sampling_n={self.sampling_n})"
+            )
+
+    def write_sample(
+        self,
+        question_id: str,
+        sample_index: int,
+        user_prompt: str | None,
+        result: SampleResult,
+        *,
+        overwrite: bool = False,
+    ) -> None:
+        """Store one sample in its own transaction (a crash loses at most in-flight samples).
+
+        Rewriting a slot that is already done under the resume rule is refused unless
+        ``overwrite``: it would mean a sample was run twice.
+        """
+        if self.readonly:
+            raise StoreError(f"{self.path}: opened read-only; use ModelStore.open to write")
+        self._check_slot(question_id, sample_index)
+        cols = sample_columns(sample_index)
+        values = encode_sample(result)
+        where = f"{self.path}: question {question_id!r} sample {sample_index}"
+        with self._transaction():
+            current = self._conn.execute(
+                f"SELECT user_prompt, {sample_column(sample_index, 'created_at')}, "
+                f"{sample_column(sample_index, 'error')} FROM run_results WHERE question_id = ?",
+                (question_id,),
+            ).fetchone()
+            if current is None:
+                self._insert_row(question_id, user_prompt, cols, values, where)
+                return
+            stored_prompt, created, error = current
+            if stored_prompt is not None and user_prompt is not None and stored_prompt != user_prompt:
+                raise StoreError(f"{where}: user prompt differs from the one stored for earlier samples")
+            if not overwrite and _is_done(created, error):
+                raise StoreError(f"{where}: slot is already done; pass overwrite=True to replace it")
+            assignments = ", ".join(f"{c} = ?" for c in cols)
+            self._conn.execute(
+                f"UPDATE run_results SET user_prompt = COALESCE(user_prompt, ?), {assignments} "
+                "WHERE question_id = ?",
+                (user_prompt, *values, question_id),
+            )
+
+    def _insert_row(
+        self,
+        question_id: str,
+        user_prompt: str | None,
+        cols: Sequence[str],
+        values: Sequence[SqlValue],
+        where: str,
+    ) -> None:
+        names = ", ".join(("question_id", "user_prompt", *cols))
+        marks = ", ".join("?" * (2 + len(cols)))
+        try:
+            self._conn.execute(
+                f"INSERT INTO run_results ({names}) VALUES ({marks})", (question_id, user_prompt, *values)
+            )
+        except sqlite3.IntegrityError as exc:
+            raise StoreError(
+                f"{where}: the question is not in this database's questions table ({exc}); "
+                "open the store with every question of the run"
+            ) from exc
+
+    def read_sample(self, question_id: str, sample_index: int) -> SampleResult | None:
+        """Decode one slot back to a ``SampleResult``; ``None`` when it was never written."""
+        self._check_slot(question_id, sample_index)
+        with self._lock:
+            existing = table_columns(self._conn, "run_results")
+            fields = [f for f in SAMPLE_FIELDS if sample_column(sample_index, f) in existing]
+            if not fields:
+                return None
+            row = self._conn.execute(
+                f"SELECT {', '.join(sample_column(sample_index, f) for f in fields)} "
+                "FROM run_results WHERE question_id = ?",
+                (question_id,),
+            ).fetchone()
+        if row is None:
+            return None
+        where = f"{self.path}: question {question_id!r} sample {sample_index}"
+        return decode_sample(dict(zip(fields, row, strict=True)), where)
+
+    def read_user_prompt(self, question_id: str) -> str | None:
+        """The stored user prompt of a question, if any."""
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT user_prompt FROM run_results WHERE question_id = ?", (question_id,)
+            ).fetchone()
+        return None if row is None or row[0] is None else str(row[0])
+
+    def done_slots(self) -> set[Slot]:
+        """Slots done under the resume rule: created_at set and error NULL or the cutoff skip."""
+        done: set[Slot] = set()
+        with self._lock:
+            existing = table_columns(self._conn, "run_results")
+            for i in range(self.sampling_n):
+                created, error = sample_column(i, "created_at"), sample_column(i, "error")
+                if created not in existing:
+                    continue
+                error_sql = error if error in existing else "NULL"
+                rows = self._conn.execute(f"SELECT question_id, {created}, {error_sql} FROM run_results")
+                done.update((str(qid), i) for qid, c, e in rows if _is_done(c, e))
+        return done
+
+    def pending_slots(self, question_ids: Iterable[str], n: int) -> list[Slot]:
+        """Slots still to run, in question order then sample order."""
+        if n != self.sampling_n:
+            raise StoreError(f"{self.path}: asked for n={n} samples but the DB holds {self.sampling_n}")
+        done = self.done_slots()
+        return [(qid, i) for qid in question_ids for i in range(n) if (qid, i) not in done]
+
+    def finish(self, finished_at: datetime) -> None:
+        """Stamp ``run_meta.finished_at`` (the caller's clock, for replay)."""
+        with self._transaction():
+            self._conn.execute("UPDATE run_meta SET finished_at = ?", (format_timestamp(finished_at),))
+
+    def close(self) -> None:
+        """Checkpoint the WAL into the main file (so the .db alone is complete) and close."""
+        with self._lock:
+            if not self.readonly:
+                self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            self._conn.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+def _is_done(created_at: SqlValue, error: SqlValue) -> bool:
+    """The paper's resume rule (Eq. resume-rule)."""
+    return created_at is not None and error in (None, SKIPPED_TRAINING_CUTOFF)
+
+
+def _stored_sampling_n(conn: sqlite3.Connection, path: Path) -> int:
+    existing = table_columns(conn, "run_results")
+    if not existing:
+        raise StoreError(f"{path}: no run_results table; this is not a per-model run database")
+    if table_columns(conn, "run_meta"):
+        row = conn.execute("SELECT sampling_n FROM run_meta").fetchone()
+        if row is not None and isinstance(row[0], int) and row[0] > 0:
+            return row[0]
+    n = 0
+    while sample_column(n, "created_at") in existing:
+        n += 1
+    if n == 0:
+        raise StoreError(f"{path}: run_results has no s0_created_at column and run_meta has no sampling_n")
+    return n
+
+
+class _Transaction:
+    """``BEGIN IMMEDIATE`` … ``COMMIT`` under the store lock; rollback on any exception."""
+
+    def __init__(self, conn: sqlite3.Connection, lock: threading.Lock) -> None:
+        self._conn = conn
+        self._lock = lock
+
+    def __enter__(self) -> None:
+        self._lock.acquire()
+        try:
+            self._conn.execute("BEGIN IMMEDIATE")
+        except BaseException:
+            self._lock.release()
+            raise
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        try:
+            self._conn.execute("ROLLBACK" if exc_type is not None else "COMMIT")
+        finally:
+            self._lock.release()

@@ -1,0 +1,130 @@
+"""The run directory ``{runs_root}/{run_id}/`` (run-layout.md) and its fixed sub-paths."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from oracleproto.errors import StoreError
+from oracleproto.store.manifest import MANIFEST_NAME, Manifest
+from oracleproto.store.naming import RUN_ID_RE, model_file_name, validate_run_id
+
+DB_DIR = "db"
+ANALYSIS_DIR = "analysis"
+LOGS_DIR = "logs"
+#: Our addition: the default cassette folder inside the run directory.
+CASSETTES_DIR = "cassettes"
+
+
+@dataclass(frozen=True)
+class RunDir:
+    """Paths of one run directory; creating it makes the four sub-folders."""
+
+    root: Path
+    run_id: str
+
+    @classmethod
+    def create(cls, runs_root: Path, run_id: str) -> RunDir:
+        """Create (or re-enter, for resume) ``runs_root/run_id`` with its sub-folders."""
+        validate_run_id(run_id)
+        run = cls(runs_root / run_id, run_id)
+        if run.root.exists() and not run.root.is_dir():
+            raise StoreError(f"{run.root}: exists and is not a directory; remove it or pick another run id")
+        for sub in (run.db_dir, run.analysis_dir, run.logs_dir, run.cassettes_dir):
+            sub.mkdir(parents=True, exist_ok=True)
+        return run
+
+    @classmethod
+    def open(cls, path: Path) -> RunDir:
+        """An existing run directory; its folder name must be a run id and it must hold a manifest."""
+        if not path.is_dir():
+            raise StoreError(f"{path}: run directory not found; pass {{RUNS_ROOT}}/{{run_id}} or a run id")
+        validate_run_id(path.name)
+        run = cls(path, path.name)
+        if not run.manifest_path.is_file():
+            raise StoreError(
+                f"{run.manifest_path}: manifest not found; {path} is not a complete run directory"
+            )
+        return run
+
+    @classmethod
+    def resolve(cls, ref: str, runs_root: Path) -> RunDir:
+        """Open ``ref`` as a run directory path, or as a run id under ``runs_root``."""
+        if RUN_ID_RE.fullmatch(ref) and not Path(ref).is_dir():
+            return cls.open(runs_root / ref)
+        return cls.open(Path(ref))
+
+    @property
+    def manifest_path(self) -> Path:
+        """``manifest.json``."""
+        return self.root / MANIFEST_NAME
+
+    @property
+    def db_dir(self) -> Path:
+        """``db/``: one SQLite per virtual model slug."""
+        return self.root / DB_DIR
+
+    @property
+    def analysis_dir(self) -> Path:
+        """``analysis/``: regenerated from db/ by the analysis pass."""
+        return self.root / ANALYSIS_DIR
+
+    @property
+    def logs_dir(self) -> Path:
+        """``logs/``."""
+        return self.root / LOGS_DIR
+
+    @property
+    def log_path(self) -> Path:
+        """``logs/{run_id}.log``."""
+        return self.logs_dir / f"{self.run_id}.log"
+
+    @property
+    def cassettes_dir(self) -> Path:
+        """Default cassette folder (our addition); the manifest may name another relative one."""
+        return self.root / CASSETTES_DIR
+
+    def db_path(self, slug: str) -> Path:
+        """The SQLite file of a virtual slug."""
+        return self.db_dir / model_file_name(slug)
+
+    def load_manifest(self) -> Manifest:
+        """Read and validate ``manifest.json``; its run id must match the folder name."""
+        manifest = Manifest.load(self.manifest_path)
+        if manifest.run_id != self.run_id:
+            raise StoreError(
+                f"{self.manifest_path}: run_id {manifest.run_id!r} does not match the directory name "
+                f"{self.run_id!r}; rename the directory back to its run id"
+            )
+        return manifest
+
+    def write_manifest(self, manifest: Manifest) -> None:
+        """Write ``manifest.json`` atomically (run id must match the folder name)."""
+        if manifest.run_id != self.run_id:
+            raise StoreError(
+                f"manifest run_id {manifest.run_id!r} does not match run directory {self.run_id!r}"
+            )
+        manifest.write(self.manifest_path)
+
+    def model_db_paths(self, manifest: Manifest) -> dict[str, Path]:
+        """Virtual slug → DB path, in manifest order; a listed file that is missing is an error."""
+        out: dict[str, Path] = {}
+        for slug in manifest.models:
+            name = manifest.model_files.get(slug)
+            if name is None:
+                raise StoreError(f"{self.manifest_path}: model {slug!r} has no entry in model_files")
+            if Path(name).name != name:
+                raise StoreError(
+                    f"{self.manifest_path}: model_files[{slug!r}] = {name!r} is not a bare file name"
+                )
+            path = self.db_dir / name
+            if not path.is_file():
+                raise StoreError(f"{path}: database of model {slug!r} is missing from {self.db_dir}")
+            out[slug] = path
+        return out
+
+    def cassette_path(self, manifest: Manifest) -> Path:
+        """The cassette folder the manifest records, or the default one."""
+        if manifest.cassettes is None:
+            return self.cassettes_dir
+        return self.root / manifest.cassettes.dir
