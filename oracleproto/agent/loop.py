@@ -101,8 +101,9 @@ async def run_sample(
             offered = [] if tools_revoked(injection) else tools
             response = await caller.complete(offered, step - 1)
             if response.tool_calls:
-                trajectory.messages.extend(
-                    await execute_tool_calls(
+                # Searches run on behalf of the same sample and step (replay-miss errors name it).
+                with call_context(context.at_step(step - 1)):
+                    tool_messages = await execute_tool_calls(
                         response.tool_calls,
                         search=search,
                         tools_offered=bool(offered),
@@ -113,7 +114,7 @@ async def run_sample(
                         end_date=prediction_cutoff,
                         max_results=max_results,
                     )
-                )
+                trajectory.messages.extend(tool_messages)
                 last_unboxed = False
                 continue
             letters = parse_answer(response.content or "", question)
