@@ -169,6 +169,11 @@ class Kit:
             assistant_message=message,
         )
 
+    @staticmethod
+    def search_response_time(n: int) -> datetime:
+        """``received_at`` of the n-th scripted response (1-based)."""
+        return T0 + timedelta(seconds=n)
+
     def reply(self, content: str | None, *, finish: str | None = None) -> ChatResponse:
         """A content-only assistant turn."""
         return self._response(content, (), finish)

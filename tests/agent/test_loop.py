@@ -8,8 +8,7 @@ from datetime import timedelta
 
 import pytest
 
-from oracleproto.agent.status import DIRECTIVES, RETRY_DIRECTIVE, Injection
-from oracleproto.errors import AuthError, CallFailedError, ConfigError, ErrorKind
+from oracleproto.agent.status import DIRECTIVES, Injection
 
 HEADER = "[Harness status]"
 
