@@ -6,6 +6,7 @@ users depend on these names.
 
 from __future__ import annotations
 
+from oracleproto.agent import SampleResult, run_sample
 from oracleproto.dataset.models import PromptTemplates, Question
 from oracleproto.errors import (
     AuthError,
@@ -30,10 +31,12 @@ __all__ = [
     "OracleprotoError",
     "PromptTemplates",
     "Question",
+    "SampleResult",
     "Settings",
     "__version__",
     "clip_probability",
     "load_settings",
     "parse_answer",
     "parse_belief",
+    "run_sample",
 ]
