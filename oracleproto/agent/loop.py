@@ -77,10 +77,12 @@ async def run_sample(
             f"REACT_MIN_SEARCH_CALLS={react.min_search_calls} is not supported by the ReAct loop "
             "(the paper runs with 0 and the reflection scaffold drives search depth); set it to 0"
         )
+    # Searching needs both the tool and its schema; without them C is 0 and there is nothing to
+    # revoke, so the soft warning and the commit notice cannot apply.
+    active_search = search if tools else None
     n = react.max_steps
-    c = react.max_search_calls if search is not None else 0
-    # Without a search tool there is nothing to revoke, so the commit notice cannot apply.
-    drop_tools = react.budget_exceeded_drop_tools and search is not None
+    c = react.max_search_calls if active_search is not None else 0
+    drop_tools = react.budget_exceeded_drop_tools and active_search is not None
     trajectory = Trajectory(question=question, belief=belief)
     caller = _Caller(chat, model, context, trajectory)
     trajectory.add_user(user_prompt, nudge=False)
@@ -105,7 +107,7 @@ async def run_sample(
                 with call_context(context.at_step(step - 1)):
                     tool_messages = await execute_tool_calls(
                         response.tool_calls,
-                        search=search,
+                        search=active_search,
                         tools_offered=bool(offered),
                         state=state,
                         step=step,

@@ -35,7 +35,7 @@ def check_tool_schemas(tools: list[ToolSchema], search: SearchTool | None) -> No
     for index, schema in enumerate(tools):
         function = schema.get("function") if isinstance(schema, dict) else None
         name = function.get("name") if isinstance(function, dict) else None
-        if schema.get("type") != "function" or name != SEARCH_TOOL_NAME:
+        if not isinstance(schema, dict) or schema.get("type") != "function" or name != SEARCH_TOOL_NAME:
             raise ConfigError(
                 f"agent tools[{index}]: expected a function schema named {SEARCH_TOOL_NAME!r}, got "
                 f"{name!r}; the ReAct loop executes only {SEARCH_TOOL_NAME!r} (pass WEB_SEARCH_SCHEMA)"

@@ -107,13 +107,19 @@ async def test_search_then_answer_records_everything(kit) -> None:
 
 
 async def test_every_llm_call_runs_in_its_step_context(kit) -> None:
-    _, chat, search = await kit.run([kit.search("a"), kit.reply("thinking"), kit.reply("\\boxed{B}")])
-    assert [c.context.step for c in chat.calls] == [0, 1, 2]
+    _, chat, search = await kit.run(
+        [kit.search("a"), kit.reply("thinking"), kit.search("b"), kit.reply("\\boxed{B}")]
+    )
+    assert [c.context.step for c in chat.calls] == [0, 1, 2, 3]
     assert {(c.context.model, c.context.question_id, c.context.sample) for c in chat.calls} == {
         ("vendor/model-x::r5::c4", "q-mc", 1)
     }
     assert {c.model for c in chat.calls} == {"vendor/model-x"}
-    assert search.calls[0][3] is not None and search.calls[0][3].step == 0
+    # Searches run on behalf of the turn that asked for them.
+    assert [(ctx.model, ctx.question_id, ctx.sample, ctx.step) for *_, ctx in search.calls] == [
+        ("vendor/model-x::r5::c4", "q-mc", 1, 0),
+        ("vendor/model-x::r5::c4", "q-mc", 1, 2),
+    ]
 
 
 async def test_model_cannot_move_the_cutoff(kit) -> None:
@@ -191,6 +197,13 @@ async def test_unboxed_content_gets_a_continuation(kit) -> None:
     assert path_of(injected(chat.calls[2])) is Injection.UNBOXED_CONTINUATION
     assert chat.calls[1].tools == [kit.web_search]
     assert result.nudges_used == 2 and result.correct
+
+
+async def test_a_tool_turn_clears_the_unboxed_state(kit) -> None:
+    result, chat, _ = await kit.run([kit.reply("Blue, probably."), kit.search("x"), kit.reply("\\boxed{B}")])
+    assert path_of(injected(chat.calls[1])) is Injection.UNBOXED_CONTINUATION
+    assert injected(chat.calls[2]) is None and chat.calls[2].messages[-1]["role"] == "tool"
+    assert result.nudges_used == 1
 
 
 async def test_box_in_a_tool_call_turn_is_not_an_answer(kit) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from datetime import timedelta
 
 import pytest
 
@@ -138,17 +137,26 @@ async def test_no_search_mode_offers_no_tools(kit) -> None:
     assert result.correct and result.search_calls == []
 
 
+async def test_search_tool_without_schema_is_no_search(kit) -> None:
+    result, chat, search = await kit.run(
+        [kit.tools(("web_search", '{"query": "x"}')), kit.reply("\\boxed{B}")], tools=[], max_steps=3
+    )
+    assert search.calls == [] and chat.calls[1].tools == []
+    assert json.loads(chat.calls[1].messages[-1]["content"])["error"] == "unknown_tool"
+    assert result.correct
+
+
 async def test_bad_configuration_is_refused(kit) -> None:
     other = {"type": "function", "function": {"name": "browse", "parameters": {}}}
     with pytest.raises(
         ConfigError, match=r"agent tools\[0\]: expected a function schema named 'web_search', got 'browse'"
     ):
         await kit.run([], tools=[other])
+    with pytest.raises(
+        ConfigError, match=r"agent tools\[1\]: expected a function schema named 'web_search', got None"
+    ):
+        await kit.run([], tools=[kit.web_search, "web_search"])
     with pytest.raises(ConfigError, match="no SearchTool was given"):
         await kit.run([], no_search=True, tools=[kit.web_search])
     with pytest.raises(ConfigError, match="REACT_MIN_SEARCH_CALLS=2 is not supported"):
         await kit.run([], min_search_calls=2)
-
-
-def test_response_times_are_recorded_times(kit) -> None:
-    assert kit.search_response_time(2) - kit.search_response_time(1) == timedelta(seconds=1)
