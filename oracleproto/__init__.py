@@ -6,6 +6,7 @@ users depend on these names.
 
 from __future__ import annotations
 
+from oracleproto.agent import SampleResult, run_sample
 from oracleproto.dataset.admission import Admission, admissible
 from oracleproto.dataset.loader import load_questions, load_templates
 from oracleproto.dataset.models import PromptTemplates, Question
@@ -43,6 +44,7 @@ __all__ = [
     "RunDir",
     "RunMeta",
     "RuntimeProtocols",
+    "SampleResult",
     "Settings",
     "SimConfig",
     "Simulator",
@@ -58,4 +60,5 @@ __all__ = [
     "parse_belief",
     "prompt_templates_hash",
     "render_prompt",
+    "run_sample",
 ]
