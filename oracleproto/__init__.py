@@ -6,8 +6,10 @@ users depend on these names.
 
 from __future__ import annotations
 
+from oracleproto.analysis import AnalysisResult, Convention, analyze_run
 from oracleproto.dataset.models import PromptTemplates, Question
 from oracleproto.errors import (
+    AnalysisError,
     AuthError,
     CallFailedError,
     ConfigError,
@@ -20,9 +22,12 @@ from oracleproto.settings import Settings, load_settings
 __version__ = "0.1.0.dev0"
 
 __all__ = [
+    "AnalysisError",
+    "AnalysisResult",
     "AuthError",
     "CallFailedError",
     "ConfigError",
+    "Convention",
     "DatasetError",
     "ErrorKind",
     "OracleprotoError",
@@ -30,5 +35,6 @@ __all__ = [
     "Question",
     "Settings",
     "__version__",
+    "analyze_run",
     "load_settings",
 ]

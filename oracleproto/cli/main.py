@@ -25,7 +25,9 @@ def cli() -> None:
 
 def _register() -> None:
     # Command modules are imported here, not at package import, to keep `import oracleproto` light.
-    pass
+    from oracleproto.cli.report import report
+
+    cli.add_command(report)
 
 
 _register()
