@@ -58,9 +58,7 @@ def _entry(path: Path, slug: str, fields: dict[str, object]) -> tuple[str, objec
         return slug, _number(path, f"{slug}.usd_per_call", fields["usd_per_call"])
     for key in ("input_usd_per_million", "output_usd_per_million"):
         if fields.get(key) in (None, ""):
-            raise AnalysisError(
-                f"price file {path}: model {slug!r} needs {key!r} (USD per million tokens)"
-            )
+            raise AnalysisError(f"price file {path}: model {slug!r} needs {key!r} (USD per million tokens)")
     return slug, TokenPrice(
         _number(path, f"{slug}.input_usd_per_million", fields["input_usd_per_million"]),
         _number(path, f"{slug}.output_usd_per_million", fields["output_usd_per_million"]),
@@ -133,7 +131,9 @@ def model_cost(t: TrialTable, real_slug: str, prices: PriceTable | None) -> Cost
     return CostSummary(prompt, completion, search, detector, model_usd, total)
 
 
-def per_correct_cost(total_usd: float | None, n_questions: int, n: int, composite: float | None) -> float | None:
+def per_correct_cost(
+    total_usd: float | None, n_questions: int, n: int, composite: float | None
+) -> float | None:
     """Eq. (per-correct): C_total / (|D_eval| · n · composite); None when undefined."""
     if total_usd is None or composite is None or composite <= 0 or n_questions == 0:
         return None

@@ -9,9 +9,18 @@ import math
 from collections.abc import Mapping
 
 import numpy as np
+import numpy.typing as npt
 
 from oracleproto.analysis.conventions import Convention, composite_weights
-from oracleproto.analysis.trials import BUCKETS, MC_MULTI, MC_SINGLE, BoolArray, FloatArray, IntArray, TrialTable
+from oracleproto.analysis.trials import (
+    BUCKETS,
+    MC_MULTI,
+    MC_SINGLE,
+    BoolArray,
+    FloatArray,
+    IntArray,
+    TrialTable,
+)
 
 TVERSKY_ALPHA = 2.0
 TVERSKY_BETA = 0.5
@@ -23,7 +32,7 @@ def ratio(num: float, den: float) -> float | None:
     return float(num) / float(den) if den > 0 else None
 
 
-def masked_mean(values: FloatArray, mask: BoolArray) -> float | None:
+def masked_mean(values: npt.ArrayLike, mask: npt.ArrayLike) -> float | None:
     """Mean of ``values`` where ``mask``; None when nothing is selected."""
     return ratio(float(np.sum(np.where(mask, values, 0.0))), float(np.sum(mask)))
 
@@ -271,7 +280,7 @@ def question_entropy(t: TrialTable, convention: Convention) -> FloatArray:
     with np.errstate(divide="ignore", invalid="ignore"):
         binary = -(np.nan_to_num(incl * np.log2(incl)) + np.nan_to_num((1 - incl) * np.log2(1 - incl)))
     multi_h = np.where(t.label_valid, binary, 0.0).sum(axis=1) / t.k
-    return np.where(t.multi, multi_h, single_h) + 0.0
+    return np.asarray(np.where(t.multi, multi_h, single_h) + 0.0, dtype=np.float64)
 
 
 def _spread_population(t: TrialTable, convention: Convention) -> BoolArray:
@@ -287,7 +296,7 @@ def mean_entropy(t: TrialTable, convention: Convention) -> float | None:
 def question_vci(t: TrialTable) -> FloatArray:
     """(Q,) Eq. (vci): largest count of identical parsed sets over K_eff (0 when K_eff = 0)."""
     top = vote_counts(t.set_code, t.parsed).max(axis=1)
-    return top / np.maximum(t.parsed.sum(axis=1), 1)
+    return np.asarray(top / np.maximum(t.parsed.sum(axis=1), 1), dtype=np.float64)
 
 
 def vci(t: TrialTable, convention: Convention) -> float | None:

@@ -37,7 +37,7 @@ def belief_vector(raw: Any, k: int, width: int) -> FloatArray | None:
 def fallback_vector(letters: BoolArray, k: int) -> FloatArray | None:
     """reference-v4 fallback: 0.95 on each boxed letter, 0.05 spread over the others."""
     boxed = int(letters[:k].sum())
-    if boxed == 0 or boxed == k:
+    if boxed in (0, k):
         return None
     vec = np.where(letters, FALLBACK_MASS, (1.0 - FALLBACK_MASS) / (k - boxed))
     vec[k:] = 0.0
@@ -102,7 +102,9 @@ def _per_question(values: FloatArray, mask: BoolArray) -> tuple[FloatArray, Bool
 def gamma_uniform(t: TrialTable) -> FloatArray:
     """(Q,) Eq. (gamma-uni): per-label Brier of the uniform predictor."""
     o = t.gold.astype(np.float64)
-    return np.where(t.label_valid, (1.0 / t.k[:, None] - o) ** 2, 0.0).sum(axis=1) / t.k
+    return np.asarray(
+        np.where(t.label_valid, (1.0 / t.k[:, None] - o) ** 2, 0.0).sum(axis=1) / t.k, dtype=np.float64
+    )
 
 
 def question_mean_beliefs(t: TrialTable, b: Beliefs) -> dict[str, FloatArray]:
@@ -159,7 +161,5 @@ def family_b(
         "brier_index": brier_index(mean_bs),
         "abi_uniform": adjusted_brier_index(masked_mean(bs_q - uni, defined)),
         "abi_crowd": adjusted_brier_index(masked_mean(bs_q - crowd_gamma, defined)),
-        "fallback_question_share": masked_mean(
-            (b.fallback.any(axis=1)).astype(np.float64), scored_q
-        ),
+        "fallback_question_share": masked_mean((b.fallback.any(axis=1)).astype(np.float64), scored_q),
     }

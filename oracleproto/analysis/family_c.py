@@ -11,6 +11,7 @@ Expected trace shape (a JSON list, one object per reasoning step, in step order)
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Any
 
@@ -80,8 +81,10 @@ def family_c(t: TrialTable) -> dict[str, Any]:
             final = steps[-1]
             finals.append(final)
             if len(steps) >= 2:
-                vol.append(float(np.mean([np.linalg.norm(b - a) for a, b in zip(steps, steps[1:], strict=False)])))
-            conv.append(float(next(i for i, b in enumerate(steps) if np.linalg.norm(final - b) < CONVERGENCE_RADIUS)))
+                vol.append(float(np.mean([np.linalg.norm(b - a) for a, b in itertools.pairwise(steps)])))
+            conv.append(
+                float(next(i for i, b in enumerate(steps) if np.linalg.norm(final - b) < CONVERGENCE_RADIUS))
+            )
             drop = _nll(steps[0], t.gold[q], multi, k) - _nll(final, t.gold[q], multi, k)
             eta.append(drop / max(1, int(t.search_calls[q, j])))
             boxed = {chr(65 + i) for i in np.flatnonzero(t.pred[q, j])}
@@ -126,7 +129,7 @@ def family_c(t: TrialTable) -> dict[str, Any]:
 
 def _zscore(x: FloatArray) -> FloatArray:
     sd = x.std(axis=0)
-    return (x - x.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+    return np.asarray((x - x.mean(axis=0)) / np.where(sd > 0, sd, 1.0), dtype=np.float64)
 
 
 def irls_logistic(x: FloatArray, y: FloatArray, iterations: int = 50, ridge: float = 1e-6) -> FloatArray:
@@ -173,7 +176,9 @@ def tool_use_dependence(
         for z in PD_GRID:
             xz = x.copy()
             xz[:, f] = z
-            curve.append(float((1.0 / (1.0 + np.exp(-(np.column_stack([np.ones(len(xz)), xz]) @ beta)))).mean()))
+            curve.append(
+                float((1.0 / (1.0 + np.exp(-(np.column_stack([np.ones(len(xz)), xz]) @ beta)))).mean())
+            )
         out["partial_dependence"][name] = curve
     if nll is not None and nll_mask is not None:
         both = mask & nll_mask

@@ -8,12 +8,16 @@ from typing import Any
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402  (backend must be chosen first)
-from matplotlib.figure import Figure  # noqa: E402
+import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
 
-from oracleproto.analysis.report import AnalysisResult  # noqa: E402
+from oracleproto.analysis.report import AnalysisResult
 
-_RC: dict[str, Any] = {"svg.hashsalt": "oracleproto-analysis", "svg.fonttype": "path", "font.family": "DejaVu Sans"}
+_RC: Any = {
+    "svg.hashsalt": "oracleproto-analysis",
+    "svg.fonttype": "path",
+    "font.family": "DejaVu Sans",
+}
 _SVG_META: dict[str, Any] = {"Date": None, "Creator": "oracleproto"}
 _PNG_META: dict[str, Any] = {"Software": "oracleproto"}
 
@@ -50,7 +54,9 @@ def write_plots(result: AnalysisResult, out: Path) -> list[Path]:
             values = [result.models[slug]["exam_avg"][b] for b in buckets]
             xs = [b + i * width for b in range(len(buckets))]
             ax.bar(xs, [v if v is not None else 0.0 for v in values], width, label=slug)
-        ax.set_xticks([b + 0.4 - width / 2 for b in range(len(buckets))], ["Yes/No", "Binary", "MC Single", "MC Multi"])
+        ax.set_xticks(
+            [b + 0.4 - width / 2 for b in range(len(buckets))], ["Yes/No", "Binary", "MC Single", "MC Multi"]
+        )
         ax.set_ylabel("exam mean")
         ax.set_ylim(0, 1)
         ax.set_title(f"Per-bucket exam mean (convention: {result.convention.value})")

@@ -74,7 +74,9 @@ def read_run(run_dir: Path) -> RunData:
     """Read ``manifest.json`` and every per-model database of a run directory."""
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
-        raise AnalysisError(f"run directory {run_dir} does not exist: pass the directory holding manifest.json")
+        raise AnalysisError(
+            f"run directory {run_dir} does not exist: pass the directory holding manifest.json"
+        )
     manifest_path = run_dir / "manifest.json"
     if not manifest_path.is_file():
         raise AnalysisError(f"{manifest_path} is missing: {run_dir} is not a run directory (run-layout.md)")
@@ -116,7 +118,9 @@ def _read_model(db_path: Path, slug: str, manifest_n: int) -> ModelRun:
         tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type IN ('table','view')")}
         for needed in ("run_meta", "questions", "run_results"):
             if needed not in tables:
-                raise AnalysisError(f"{db_path}: table {needed!r} is missing (run-layout.md 'Per-model SQLite')")
+                raise AnalysisError(
+                    f"{db_path}: table {needed!r} is missing (run-layout.md 'Per-model SQLite')"
+                )
         meta_rows = con.execute("SELECT * FROM run_meta").fetchall()
         if len(meta_rows) != 1:
             raise AnalysisError(f"{db_path}: run_meta must hold exactly one row, found {len(meta_rows)}")
@@ -135,7 +139,9 @@ def _read_model(db_path: Path, slug: str, manifest_n: int) -> ModelRun:
         raise AnalysisError(f"{db_path}: cannot read: {exc}") from exc
     finally:
         con.close()
-    return ModelRun(slug=slug, file=db_path.name, run_meta=run_meta, table=_build(db_path, rows, questions, n))
+    return ModelRun(
+        slug=slug, file=db_path.name, run_meta=run_meta, table=_build(db_path, rows, questions, n)
+    )
 
 
 def _check_columns(con: sqlite3.Connection, db_path: Path, table: str, wanted: tuple[str, ...]) -> set[str]:
@@ -186,7 +192,9 @@ def _json_or_none(db_path: Path, where: str, raw: object) -> Any:
         raise AnalysisError(f"{db_path}: {where} is not valid JSON: {exc}") from exc
 
 
-def _build(db_path: Path, rows: list[dict[str, Any]], questions: dict[str, dict[str, Any]], n: int) -> TrialTable:
+def _build(
+    db_path: Path, rows: list[dict[str, Any]], questions: dict[str, dict[str, Any]], n: int
+) -> TrialTable:
     q_count = len(rows)
     ks: list[int] = []
     for row in rows:
@@ -198,7 +206,9 @@ def _build(db_path: Path, rows: list[dict[str, Any]], questions: dict[str, dict[
         except (TypeError, json.JSONDecodeError) as exc:
             raise AnalysisError(f"{db_path}: question {q['id']!r}: options is not a JSON array") from exc
         if not isinstance(options, list) or not 2 <= len(options) <= MAX_LETTERS:
-            raise AnalysisError(f"{db_path}: question {q['id']!r}: options must be a JSON array of 2..26 items")
+            raise AnalysisError(
+                f"{db_path}: question {q['id']!r}: options must be a JSON array of 2..26 items"
+            )
         ks.append(len(options))
     width = max(ks, default=2)
     bucket = np.zeros(q_count, dtype=np.int64)

@@ -10,7 +10,12 @@ from typing import Any
 import numpy as np
 
 from oracleproto.analysis import family_a as fa
-from oracleproto.analysis.bootstrap import percentile_ci, replicate_composite, replicate_ratio, resample_weights
+from oracleproto.analysis.bootstrap import (
+    percentile_ci,
+    replicate_composite,
+    replicate_ratio,
+    resample_weights,
+)
 from oracleproto.analysis.conventions import Convention, composite_weights, parse_convention
 from oracleproto.analysis.cost import PriceTable, eval_questions, model_cost, per_correct_cost
 from oracleproto.analysis.family_b import beliefs, family_b, question_mean_beliefs, trial_scores
@@ -89,8 +94,10 @@ def analyze(
         entries[m.slug] = _model_entry(m, convention, prices, belief_sets[m.slug], others)
         if prices is not None and entries[m.slug]["total_cost_usd"] is None:
             notes.append(f"no price for model {m.real_slug!r}: its cost columns are empty")
-        if prices is not None and entries[m.slug]["total_cost_with_tools_usd"] is None and (
-            entries[m.slug]["search_calls"] or entries[m.slug]["detector_calls"]
+        if (
+            prices is not None
+            and entries[m.slug]["total_cost_with_tools_usd"] is None
+            and (entries[m.slug]["search_calls"] or entries[m.slug]["detector_calls"])
         ):
             notes.append(f"{m.slug}: search/detector per-call price missing: cost with tools is empty")
     paired = _bootstrap(run, convention, entries, bootstrap_samples, seed)

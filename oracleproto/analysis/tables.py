@@ -38,10 +38,16 @@ TABLES: dict[str, tuple[str, tuple[Column, ...]]] = {
     "table3_overall": (
         "Overall performance and cost",
         (
-            Column("Composite Accuracy", r"\textbf{Composite Accuracy}", _key("composite_accuracy"), 4, "max"),
+            Column(
+                "Composite Accuracy", r"\textbf{Composite Accuracy}", _key("composite_accuracy"), 4, "max"
+            ),
             Column("Total Cost (USD)", r"\textbf{Total Cost (USD)}", _key("total_cost_usd"), 2, "min"),
             Column(
-                "Per-Correct Cost (USD)", r"\textbf{Per-Correct Cost (USD)}", _key("per_correct_cost_usd"), 3, "min"
+                "Per-Correct Cost (USD)",
+                r"\textbf{Per-Correct Cost (USD)}",
+                _key("per_correct_cost_usd"),
+                3,
+                "min",
             ),
         ),
     ),
@@ -61,7 +67,9 @@ TABLES: dict[str, tuple[str, tuple[Column, ...]]] = {
             Column("pass-any@n", r"$\boldsymbol{\text{pass-any@n}}$", _key("pass_any_at_n"), 4, "max"),
             Column("pass-all@n", r"$\boldsymbol{\text{pass-all@n}}$", _key("pass_all_at_n"), 4, "max"),
             Column("Cohen's kappa", r"\textbf{Cohen's $\boldsymbol{\kappa}$}", _key("cohen_kappa"), 4, "max"),
-            Column("Fleiss' kappa", r"\textbf{Fleiss' $\boldsymbol{\kappa}$}", _key("fleiss_kappa"), 4, "max"),
+            Column(
+                "Fleiss' kappa", r"\textbf{Fleiss' $\boldsymbol{\kappa}$}", _key("fleiss_kappa"), 4, "max"
+            ),
             Column("FSS", r"$\boldsymbol{\text{fss}}$", _key("fss"), 4, "max"),
         ),
     ),
@@ -81,8 +89,10 @@ def _cells(result: AnalysisResult, columns: tuple[Column, ...]) -> list[list[tup
     formatted = [[_fmt(c.get(result.models[s]), c.decimals) for c in columns] for s in result.model_order]
     bests: list[str | None] = []
     for ci, col in enumerate(columns):
-        values = [float(r[ci]) for r in formatted if r[ci] is not None]
-        bests.append(_fmt((max if col.best == "max" else min)(values), col.decimals) if len(values) > 1 else None)
+        values = [float(cell) for r in formatted if (cell := r[ci]) is not None]
+        bests.append(
+            _fmt((max if col.best == "max" else min)(values), col.decimals) if len(values) > 1 else None
+        )
     for row in formatted:
         rows.append([(v, v is not None and v == bests[ci]) for ci, v in enumerate(row)])
     return rows

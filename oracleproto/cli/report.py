@@ -15,16 +15,34 @@ MAIN_TABLES = ("table3_overall", "table4_buckets", "table5_consistency")
 
 @click.command("report")
 @click.argument("run_dir", type=click.Path(path_type=Path, file_okay=False))
-@click.option("--convention", default="paper", show_default=True, help="Scoring convention: paper | reference-v4.")
 @click.option(
-    "--format", "fmt", type=click.Choice(FORMATS), default="all", show_default=True, help="Which outputs to write."
+    "--convention", default="paper", show_default=True, help="Scoring convention: paper | reference-v4."
 )
-@click.option("--out", type=click.Path(path_type=Path, file_okay=False), default=None, help="Default RUN_DIR/analysis.")
-@click.option("--prices", type=click.Path(path_type=Path, dir_okay=False), default=None, help="Price table JSON/CSV.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default="all",
+    show_default=True,
+    help="Which outputs to write.",
+)
+@click.option(
+    "--out", type=click.Path(path_type=Path, file_okay=False), default=None, help="Default RUN_DIR/analysis."
+)
+@click.option(
+    "--prices", type=click.Path(path_type=Path, dir_okay=False), default=None, help="Price table JSON/CSV."
+)
 @click.option("--bootstrap", "samples", type=click.IntRange(min=0), default=1000, show_default=True)
 @click.option("--seed", type=int, default=20260430, show_default=True, help="Bootstrap seed.")
 def report(
-    run_dir: Path, convention: str, fmt: str, out: Path | None, prices: Path | None, samples: int, seed: int
+    *,
+    run_dir: Path,
+    convention: str,
+    fmt: str,
+    out: Path | None,
+    prices: Path | None,
+    samples: int,
+    seed: int,
 ) -> None:
     """Compute every metric of RUN_DIR and write tables, summary.json and plots."""
     conv = parse_convention(convention)

@@ -180,17 +180,42 @@ def _write_db(path: Path, slug: str, spec: RunSpec, trials: dict[str, list[T]], 
     con.execute(f"CREATE TABLE run_meta({meta_cols})")
     con.execute(
         f"INSERT INTO run_meta({meta_cols}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-        (spec.run_id, slug, spec.n, "{}", "{}", "s" * 64, "m" * 64, "p" * 64, "2025-01-01", STAMP, STAMP,
-         "reflect", spec.reflection_hash, None, spec.belief_hash),
+        (
+            spec.run_id,
+            slug,
+            spec.n,
+            "{}",
+            "{}",
+            "s" * 64,
+            "m" * 64,
+            "p" * 64,
+            "2025-01-01",
+            STAMP,
+            STAMP,
+            "reflect",
+            spec.reflection_hash,
+            None,
+            spec.belief_hash,
+        ),
     )
     cols = [f"s{i}_{name} {kind}" for i in range(spec.n) for name, kind in FIELDS if f"s{i}_{name}" != drop]
-    con.execute("CREATE TABLE run_results(question_id TEXT PRIMARY KEY, user_prompt TEXT, " + ", ".join(cols) + ")")
+    con.execute(
+        "CREATE TABLE run_results(question_id TEXT PRIMARY KEY, user_prompt TEXT, " + ", ".join(cols) + ")"
+    )
     by_id = {q.id: q for q in spec.questions}
     for q in spec.questions:
         con.execute(
             "INSERT INTO questions VALUES (?,?,?,?,?,?,?,?)",
-            (q.id, q.choice_type, q.question_type, f"Fictional event {q.id}", json.dumps(list(q.options)),
-             q.answer, "2026-01-01", STAMP),
+            (
+                q.id,
+                q.choice_type,
+                q.question_type,
+                f"Fictional event {q.id}",
+                json.dumps(list(q.options)),
+                q.answer,
+                "2026-01-01",
+                STAMP,
+            ),
         )
     for qid, row in trials.items():
         assert len(row) == spec.n, (slug, qid)

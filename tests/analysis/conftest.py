@@ -10,11 +10,18 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from builder import CUT, EMPTY, ERR, FAIL, RunSpec, ok, write_run  # noqa: E402
+from builder import CUT, EMPTY, ERR, FAIL, RunSpec, ok, write_run
 
 SEARCH = (
-    {"query": "x", "end_date": "2025-12-01", "n_results": 2, "published_dates": [],
-     "n_results_raw": 3, "n_results_kept": 2, "detector_verdicts": ["keep", "keep", "drop"]},
+    {
+        "query": "x",
+        "end_date": "2025-12-01",
+        "n_results": 2,
+        "published_dates": [],
+        "n_results_raw": 3,
+        "n_results_kept": 2,
+        "detector_verdicts": ["keep", "keep", "drop"],
+    },
     {"query": "y", "end_date": "2025-12-01", "n_results": 0, "published_dates": [], "error_kind": "network"},
 )
 
