@@ -69,8 +69,8 @@ def prices_file(tmp_path: Path) -> Path:
     path.write_text(
         json.dumps(
             {
-                "vendor-a/alpha": {"input_usd_per_million": 1.0, "output_usd_per_million": 4.0},
-                "vendor-b/beta": {"input_usd_per_million": 0.5, "output_usd_per_million": 2.0},
+                "vendor-a/alpha": {"input_usd_per_million": 100.0, "output_usd_per_million": 400.0},
+                "vendor-b/beta": {"input_usd_per_million": 50.0, "output_usd_per_million": 200.0},
                 "search": {"usd_per_call": 0.008},
                 "detector": {"usd_per_call": 0.001},
             }
