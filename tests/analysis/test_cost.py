@@ -51,7 +51,11 @@ def test_csv_prices_and_missing_model(main_run: Path, tmp_path: Path) -> None:
         ("p.json", "[1, 2]", "expected a JSON object slug -> prices"),
         ("p.json", '{"m": {"input_usd_per_million": 1}}', "model 'm' needs 'output_usd_per_million'"),
         ("p.json", '{"m": {"input_usd_per_million": -1, "output_usd_per_million": 1}}', "finite number >= 0"),
-        ("p.json", '{"m": {"input_usd_per_million": "x", "output_usd_per_million": 1}}', "'x' is not a number"),
+        (
+            "p.json",
+            '{"m": {"input_usd_per_million": "x", "output_usd_per_million": 1}}',
+            "'x' is not a number",
+        ),
         ("p.json", '{"search": {}}', "'search' needs 'usd_per_call'"),
         ("p.csv", "model,price\nm,1\n", "CSV header must be"),
         ("p.csv", "slug,input_usd_per_million,output_usd_per_million\n,1,2\n", "line 2: empty slug"),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fractions import Fraction as F
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -24,22 +24,25 @@ def test_bucket_exam_and_composite(main_run: Path) -> None:
     t = tables(main_run)[ALPHA]
     buckets = fa.bucket_exam(t)
     # q1 [A,A,B] gold A → 2/3; q2 [B, FAIL, ERR] gold B → counted B=1, FAIL=0 → 1/2
-    assert buckets["yes_no"] == pytest.approx((F(2, 3) + F(1, 2)) / 2)
+    assert buckets["yes_no"] == pytest.approx((Fraction(2, 3) + Fraction(1, 2)) / 2)
     assert buckets["binary"] == pytest.approx(1.0)
     # q4 [C, D, CUT] gold C → 1/2; q5 [B, C, A] gold A → 1/3
-    assert buckets["mc_single"] == pytest.approx((F(1, 2) + F(1, 3)) / 2)
+    assert buckets["mc_single"] == pytest.approx((Fraction(1, 2) + Fraction(1, 3)) / 2)
     # q6 gold {A,C}: A → 1/2, AC → 1, AB (false positive) → 0; q7 gold {B,C,D}: BC 2/3, BCD 1, BC 2/3
-    q6, q7 = F(1, 2), (F(2, 3) + 1 + F(2, 3)) / 3
+    q6, q7 = Fraction(1, 2), (Fraction(2, 3) + 1 + Fraction(2, 3)) / 3
     assert buckets["mc_multi"] == pytest.approx((q6 + q7) / 2)
-    mc = (F(1, 2) + F(1, 3) + q6 + q7) / 4
+    mc = (Fraction(1, 2) + Fraction(1, 3) + q6 + q7) / 4
     assert buckets["mc"] == pytest.approx(mc)
-    yes_no = (F(2, 3) + F(1, 2)) / 2
+    yes_no = (Fraction(2, 3) + Fraction(1, 2)) / 2
     assert fa.composite_accuracy(buckets, P) == pytest.approx(
-        F(15, 100) * yes_no + F(15, 100) * 1 + F(70, 100) * mc
+        Fraction(15, 100) * yes_no + Fraction(15, 100) * 1 + Fraction(70, 100) * mc
     )
-    mc_single, mc_multi = (F(1, 2) + F(1, 3)) / 2, (q6 + q7) / 2
+    mc_single, mc_multi = (Fraction(1, 2) + Fraction(1, 3)) / 2, (q6 + q7) / 2
     assert fa.composite_accuracy(buckets, R) == pytest.approx(
-        F(15, 100) * yes_no + F(15, 100) + F(28, 100) * mc_single + F(42, 100) * mc_multi
+        Fraction(15, 100) * yes_no
+        + Fraction(15, 100)
+        + Fraction(28, 100) * mc_single
+        + Fraction(42, 100) * mc_multi
     )
 
 
@@ -61,7 +64,15 @@ def test_empty_bucket_drops_out_and_weights_renormalise(main_run: Path) -> None:
 def test_pass_family(main_run: Path) -> None:
     t = tables(main_run)[ALPHA]
     # paper: per-question mean of c over counted trials, then mean over 7 questions
-    per_q = [F(2, 3), F(1, 2), F(1), F(1, 2), F(1, 3), F(1, 3), F(1, 3)]
+    per_q = [
+        Fraction(2, 3),
+        Fraction(1, 2),
+        Fraction(1),
+        Fraction(1, 2),
+        Fraction(1, 3),
+        Fraction(1, 3),
+        Fraction(1, 3),
+    ]
     assert fa.pass_at_1(t, P) == pytest.approx(sum(per_q) / 7)
     # reference-v4: pooled over resolvable trials: correct 2+1+3+1+1+1+1 = 10 of 3+1+3+2+3+3+3 = 18
     assert fa.pass_at_1(t, R) == pytest.approx(10 / 18)
@@ -192,7 +203,7 @@ def _single_only(t: TrialTable) -> dict[str, object]:
     out: dict[str, object] = {}
     for name in TrialTable.__dataclass_fields__:
         value = getattr(t, name)
-        if name == "question_ids" or name == "question_type":
+        if name in {"question_ids", "question_type"}:
             out[name] = tuple(value[i] for i in keep)
         elif name in ("belief_final", "belief_trace"):
             out[name] = tuple(value[i] for i in keep) if value else ()

@@ -20,12 +20,22 @@ GAMMA, DELTA = "lab/gamma::r5::c4", "lab/delta::r5::c4"
 HIT = {"query": "q", "end_date": "2025-12-01", "n_results": 1, "published_dates": []}
 TRACE0 = [
     {"step": 0, "belief": {"A": 0.5, "B": 0.5}, "confidence": "low"},
-    {"step": 1, "belief": {"A": 0.8, "B": 0.2}, "confidence": "high", "counterevidence": ["Option B may win"]},
+    {
+        "step": 1,
+        "belief": {"A": 0.8, "B": 0.2},
+        "confidence": "high",
+        "counterevidence": ["Option B may win"],
+    },
 ]
 TRACE1 = [
     {"step": 0, "belief": {"A": 0.5, "B": 0.5}},
     {"step": 1, "belief": {"A": 0.42, "B": 0.58}},
-    {"step": 2, "belief": {"A": 0.4, "B": 0.6}, "confidence": "medium", "counterevidence": ["B remains likely"]},
+    {
+        "step": 2,
+        "belief": {"A": 0.4, "B": 0.6},
+        "confidence": "medium",
+        "counterevidence": ["B remains likely"],
+    },
 ]
 
 
@@ -96,7 +106,9 @@ def test_reference_fallback_vectors(main_run: Path) -> None:
 def test_family_c_hand_computed(belief_run: Path) -> None:
     c = analyze_run(belief_run, bootstrap_samples=0).models[GAMMA]["family_c"]
     # volatility: t0 ‖(0.3, −0.3)‖ = 0.4243; t1 mean(‖(−.08,.08)‖, ‖(−.02,.02)‖) = 0.0707
-    assert c["volatility"] == pytest.approx((math.sqrt(0.18) + (math.sqrt(0.0128) + math.sqrt(0.0008)) / 2) / 2)
+    assert c["volatility"] == pytest.approx(
+        (math.sqrt(0.18) + (math.sqrt(0.0128) + math.sqrt(0.0008)) / 2) / 2
+    )
     # finals (0.8,0.2), (0.4,0.6), centroid (0.6,0.4): sqrt(mean squared distance) = sqrt(0.08)
     assert c["inter_trial_sigma"] == pytest.approx(math.sqrt(0.08))
     assert c["convergence_step"] == pytest.approx(1.0)  # both converge at step 1
@@ -121,9 +133,19 @@ def test_calibration_conflict_thresholds() -> None:
         state=np.array([[TrialState.PARSED]]),
         pred=np.array([[[True, False]]]),
         belief_trace=((trace,),),
-        **{f: np.zeros((1, 1), dtype=np.int64) for f in (
-            "prompt_tokens", "completion_tokens", "reasoning_tokens", "tool_calls", "react_steps",
-            "latency_ms", "search_calls", "detector_calls")},
+        **{
+            f: np.zeros((1, 1), dtype=np.int64)
+            for f in (
+                "prompt_tokens",
+                "completion_tokens",
+                "reasoning_tokens",
+                "tool_calls",
+                "react_steps",
+                "latency_ms",
+                "search_calls",
+                "detector_calls",
+            )
+        },
     )
     out = fc.family_c(t)
     assert out["calibration"]["low"]["mean_max_p"] == pytest.approx(0.9)
@@ -139,4 +161,3 @@ def test_irls_and_ridge_recover_known_models() -> None:
     assert beta.tolist() == pytest.approx([0.5, 1.5, -1.0], abs=0.15)
     target = 2.0 + 3.0 * x[:, 0]
     assert fc.ridge_regression(x, target, lam=0.0).tolist() == pytest.approx([2.0, 3.0, 0.0], abs=1e-9)
-

@@ -71,7 +71,6 @@ def test_golden_outputs(
     run = write_run(tmp_path, SPECS[which]())
     result = analyze_run(run, convention, prices=load_prices(prices_file), bootstrap_samples=200, seed=7)
     assert summary_json(result) == snapshot(name="summary.json")
-    for fmt, (suffix, render) in sorted(RENDERERS.items()):
+    for suffix, render in sorted(RENDERERS.values()):
         for name in TABLES:
             assert render(result, name) == snapshot(name=f"{name}{suffix}")
-    assert fmt

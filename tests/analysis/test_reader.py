@@ -38,7 +38,7 @@ def test_unwritten_slots_are_ignored(tmp_path: Path) -> None:
 
 
 def test_missing_run_dir(tmp_path: Path) -> None:
-    with pytest.raises(AnalysisError, match="does not exist: pass the directory holding manifest.json"):
+    with pytest.raises(AnalysisError, match=r"does not exist: pass the directory holding manifest\.json"):
         read_run(tmp_path / "nope")
 
 
@@ -52,19 +52,25 @@ def test_bad_manifest(tmp_path: Path) -> None:
     with pytest.raises(AnalysisError, match="is not valid JSON"):
         read_run(tmp_path)
     (tmp_path / "manifest.json").write_text(json.dumps({"run_id": "x"}), encoding="utf-8")
-    with pytest.raises(AnalysisError, match="keys 'models' \\(list\\) and 'model_files' \\(object\\) are required"):
+    with pytest.raises(
+        AnalysisError, match="keys 'models' \\(list\\) and 'model_files' \\(object\\) are required"
+    ):
         read_run(tmp_path)
 
 
 def test_missing_db(main_run: Path) -> None:
     (main_run / "db" / "vendor-a__alpha__r5__c4.db").unlink()
-    with pytest.raises(AnalysisError, match="is missing: manifest.json lists model 'vendor-a/alpha::r5::c4'"):
+    with pytest.raises(
+        AnalysisError, match=r"is missing: manifest\.json lists model 'vendor-a/alpha::r5::c4'"
+    ):
         read_run(main_run)
 
 
 def test_missing_columns(tmp_path: Path) -> None:
     run = write_run(tmp_path, main_spec(), drop_column="s1_parse_ok")
-    with pytest.raises(AnalysisError, match="table 'run_results' lacks 1 required column\\(s\\): s1_parse_ok"):
+    with pytest.raises(
+        AnalysisError, match="table 'run_results' lacks 1 required column\\(s\\): s1_parse_ok"
+    ):
         read_run(run)
 
 
@@ -78,7 +84,9 @@ def test_missing_table(main_run: Path) -> None:
 def test_letter_outside_options(main_run: Path) -> None:
     with sqlite3.connect(main_run / "db" / "vendor-a__alpha__r5__c4.db") as con:
         con.execute("""UPDATE run_results SET s0_final_answer_letters = '["E"]' WHERE question_id = 'q1'""")
-    with pytest.raises(AnalysisError, match="question 'q1' sample 0 final_answer_letters: letter 'E' is outside"):
+    with pytest.raises(
+        AnalysisError, match="question 'q1' sample 0 final_answer_letters: letter 'E' is outside"
+    ):
         read_run(main_run)
 
 
@@ -90,5 +98,7 @@ def test_unknown_question_type(main_run: Path) -> None:
 
 
 def test_unknown_convention() -> None:
-    with pytest.raises(AnalysisError, match="unknown scoring convention 'v5': expected one of paper, reference-v4"):
+    with pytest.raises(
+        AnalysisError, match="unknown scoring convention 'v5': expected one of paper, reference-v4"
+    ):
         parse_convention("v5")

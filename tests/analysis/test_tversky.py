@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from fractions import Fraction as F
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -32,7 +32,7 @@ def test_closed_form_matches_enumeration(k: int, m: int) -> None:
 
 def test_closed_form_by_hand_k3_m2() -> None:
     # tp=1 (2 ways): fp0 → 1/(1+0.5)=2/3, fp1 → 1/(1+2+0.5)=2/7; tp=2: fp0 → 1, fp1 → 2/4
-    expected = (2 * F(2, 3) + 2 * F(2, 7) + 1 + F(1, 2)) / 8
+    expected = (2 * Fraction(2, 3) + 2 * Fraction(2, 7) + 1 + Fraction(1, 2)) / 8
     assert fa.tversky_chance(3, 2) == pytest.approx(float(expected))
 
 
