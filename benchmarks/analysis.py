@@ -119,9 +119,10 @@ def bench(models: int, questions: int, target: float) -> None:
             analyze(run, conv, bootstrap_samples=SAMPLES, seed=1)
             metrics_s = time.perf_counter() - start
             total = read_s + metrics_s
+            verdict = "ok" if total < target else "MISSED"
             print(
                 f"{models} x {questions} x 3 [{conv.value}]: read {read_s:.2f} s + metrics/bootstrap "
-                f"{metrics_s:.2f} s = {total:.2f} s (target < {target:.0f} s: {'ok' if total < target else 'MISSED'})"
+                f"{metrics_s:.2f} s = {total:.2f} s (target < {target:.0f} s: {verdict})"
             )
         slice_n = 20
         base = python_bootstrap(run_dir, slice_n, seed=1) * SAMPLES / slice_n
