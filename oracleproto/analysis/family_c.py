@@ -190,3 +190,32 @@ def tool_use_dependence(
 def mean_or_none(values: FloatArray) -> float | None:
     """Mean of a 1-d array; None when empty."""
     return masked_mean(values, np.ones(values.shape, dtype=bool))
+
+
+def question_behaviour(t: TrialTable) -> dict[str, FloatArray]:
+    """(Q,) per-question σ, mean convergence step and mean evidence efficiency (NaN = undefined)."""
+    width = t.gold.shape[1]
+    out = {name: np.full(t.n_questions, np.nan) for name in ("sigma", "convergence", "efficiency")}
+    for q in range(t.n_questions):
+        k, multi = int(t.k[q]), bool(t.multi[q])
+        finals, conv, eta = [], [], []
+        for j in range(t.n):
+            if not t.counted[q, j] or not t.belief_trace:
+                continue
+            steps = trace_vectors(t.belief_trace[q][j], k, width)
+            if not steps:
+                continue
+            final = steps[-1]
+            finals.append(final)
+            conv.append(
+                next(i for i, b in enumerate(steps) if np.linalg.norm(final - b) < CONVERGENCE_RADIUS)
+            )
+            drop = _nll(steps[0], t.gold[q], multi, k) - _nll(final, t.gold[q], multi, k)
+            eta.append(drop / max(1, int(t.search_calls[q, j])))
+        if len(finals) >= 2:
+            stack = np.stack(finals)
+            out["sigma"][q] = float(np.sqrt(((stack - stack.mean(axis=0)) ** 2).sum(axis=1).mean()))
+        if conv:
+            out["convergence"][q] = float(np.mean(conv))
+            out["efficiency"][q] = float(np.mean(eta))
+    return out
