@@ -92,11 +92,20 @@ def _cost_plot(result: AnalysisResult, out: Path) -> list[Path]:
             ax.annotate(name, (cost, acc), fontsize=7, xytext=(3, 3), textcoords="offset points")
         frontier = pareto_frontier(points)
         chosen = sorted((p for p in points if p[0] in frontier), key=lambda p: p[1])
-        ax.plot([p[1] for p in chosen], [p[2] for p in chosen], "-", color="C3", label="Pareto frontier")
+        ax.plot(
+            [p[1] for p in chosen],
+            [p[2] for p in chosen],
+            "-s",
+            color="C3",
+            fillstyle="none",
+            markersize=11,
+            label="Pareto frontier",
+        )
         ax.legend(fontsize=7)
     else:
         ax.text(0.5, 0.5, "no cost data (pass --prices)", ha="center", va="center", transform=ax.transAxes)
     ax.set_xlabel("total cost (USD)")
     ax.set_ylabel("composite accuracy")
     ax.set_title(f"Cost vs composite accuracy (convention: {result.convention.value})")
+    fig.tight_layout()
     return _save(fig, out, "cost_vs_composite")
