@@ -7,10 +7,12 @@ users depend on these names.
 from __future__ import annotations
 
 from oracleproto.agent import SampleResult, run_sample
+from oracleproto.analysis import AnalysisResult, Convention, analyze_run
 from oracleproto.dataset.admission import Admission, admissible
 from oracleproto.dataset.loader import load_questions, load_templates
 from oracleproto.dataset.models import PromptTemplates, Question
 from oracleproto.errors import (
+    AnalysisError,
     AuthError,
     CallFailedError,
     ConfigError,
@@ -29,10 +31,13 @@ __version__ = "0.1.0.dev0"
 
 __all__ = [
     "Admission",
+    "AnalysisError",
+    "AnalysisResult",
     "AuthError",
     "Belief",
     "CallFailedError",
     "ConfigError",
+    "Convention",
     "DatasetError",
     "ErrorKind",
     "FaultConfig",
@@ -51,6 +56,7 @@ __all__ = [
     "StoreError",
     "__version__",
     "admissible",
+    "analyze_run",
     "clip_probability",
     "load_questions",
     "load_settings",

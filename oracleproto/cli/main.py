@@ -33,6 +33,9 @@ def _register() -> None:
     from oracleproto.cli.sim import sim_group
 
     cli.add_command(sim_group)
+    from oracleproto.cli.report import report
+
+    cli.add_command(report)
 
 
 _register()

@@ -1,0 +1,33 @@
+"""The two scoring conventions of scoring-conventions.md and their fixed parameters."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from oracleproto.errors import AnalysisError
+
+
+class Convention(StrEnum):
+    """``paper`` follows the paper's text; ``reference-v4`` reproduces the earlier code."""
+
+    PAPER = "paper"
+    REFERENCE_V4 = "reference-v4"
+
+
+#: Composite weights. ``paper`` pools MC-single and MC-multi into one ``mc`` bucket.
+PAPER_WEIGHTS: dict[str, float] = {"yes_no": 0.15, "binary": 0.15, "mc": 0.70}
+REFERENCE_WEIGHTS: dict[str, float] = {"yes_no": 0.15, "binary": 0.15, "mc_single": 0.28, "mc_multi": 0.42}
+
+
+def parse_convention(value: str | Convention) -> Convention:
+    """The convention named ``value``; a clear error for anything else."""
+    try:
+        return Convention(value)
+    except ValueError:
+        choices = ", ".join(c.value for c in Convention)
+        raise AnalysisError(f"unknown scoring convention {value!r}: expected one of {choices}") from None
+
+
+def composite_weights(convention: Convention) -> dict[str, float]:
+    """Bucket weights of Eq. (composite-acc) under ``convention``."""
+    return dict(PAPER_WEIGHTS if convention is Convention.PAPER else REFERENCE_WEIGHTS)

@@ -1,0 +1,239 @@
+"""Analysis orchestration: a run directory in, every metric per virtual model slug out."""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from oracleproto.analysis import family_a as fa
+from oracleproto.analysis.bootstrap import (
+    percentile_ci,
+    replicate_composite,
+    replicate_ratio,
+    resample_weights,
+)
+from oracleproto.analysis.conventions import Convention, composite_weights, parse_convention
+from oracleproto.analysis.cost import PriceTable, eval_questions, model_cost, per_correct_cost
+from oracleproto.analysis.family_b import beliefs, family_b, question_mean_beliefs, trial_scores
+from oracleproto.analysis.family_c import family_c, tool_use_dependence
+from oracleproto.analysis.reader import ModelRun, RunData, read_run
+from oracleproto.analysis.trials import BUCKETS, MC_MULTI, MC_SINGLE, FloatArray
+
+SUMMARY_SCHEMA = "oracleproto-analysis/1"
+HASH_KEYS = (
+    "source_db_hash",
+    "metadata_hash",
+    "prompt_templates_hash",
+    "reflection_protocol_hash",
+    "belief_protocol_hash",
+)
+
+
+@dataclass(frozen=True)
+class AnalysisResult:
+    """Every metric of a run under one convention; ``models`` maps virtual slug → summary entry."""
+
+    run_id: str
+    convention: Convention
+    models: dict[str, dict[str, Any]]
+    model_order: tuple[str, ...]
+    paired_differences: list[dict[str, Any]]
+    hash_chain: dict[str, Any]
+    bootstrap: dict[str, Any]
+    notes: list[str] = field(default_factory=list)
+
+    def summary(self) -> dict[str, Any]:
+        """The ``summary.json`` document (schema in docs/design.md)."""
+        return {
+            "schema": SUMMARY_SCHEMA,
+            "run_id": self.run_id,
+            "convention": self.convention.value,
+            "hash_chain": self.hash_chain,
+            "bootstrap": self.bootstrap,
+            "model_order": list(self.model_order),
+            "models": self.models,
+            "paired_differences": self.paired_differences,
+            "notes": self.notes,
+        }
+
+
+def analyze_run(
+    run_dir: Path | str,
+    convention: Convention | str = Convention.PAPER,
+    *,
+    prices: PriceTable | None = None,
+    bootstrap_samples: int = 1000,
+    seed: int = 20260430,
+) -> AnalysisResult:
+    """Read ``run_dir`` and compute every metric under ``convention`` (pure: writes nothing)."""
+    conv = parse_convention(convention)
+    run = read_run(Path(run_dir))
+    return analyze(run, conv, prices=prices, bootstrap_samples=bootstrap_samples, seed=seed)
+
+
+def analyze(
+    run: RunData,
+    convention: Convention,
+    *,
+    prices: PriceTable | None = None,
+    bootstrap_samples: int = 1000,
+    seed: int = 20260430,
+) -> AnalysisResult:
+    """Compute every metric of an already-read run."""
+    notes: list[str] = []
+    protocol = {m.slug: bool(m.run_meta.get("belief_protocol_hash")) for m in run.models}
+    belief_sets = {m.slug: beliefs(m.table, convention, protocol[m.slug]) for m in run.models}
+    crowd_inputs = {m.slug: question_mean_beliefs(m.table, belief_sets[m.slug]) for m in run.models}
+    entries: dict[str, dict[str, Any]] = {}
+    for m in run.models:
+        others = [crowd_inputs[s] for s in crowd_inputs if s != m.slug]
+        entries[m.slug] = _model_entry(m, convention, prices, belief_sets[m.slug], others)
+        if prices is not None and entries[m.slug]["total_cost_usd"] is None:
+            notes.append(f"no price for model {m.real_slug!r}: its cost columns are empty")
+        if (
+            prices is not None
+            and entries[m.slug]["total_cost_with_tools_usd"] is None
+            and (entries[m.slug]["search_calls"] or entries[m.slug]["detector_calls"])
+        ):
+            notes.append(f"{m.slug}: search/detector per-call price missing: cost with tools is empty")
+    paired = _bootstrap(run, convention, entries, bootstrap_samples, seed)
+    return AnalysisResult(
+        run_id=run.run_id,
+        convention=convention,
+        models=entries,
+        model_order=tuple(m.slug for m in run.models),
+        paired_differences=paired,
+        hash_chain=_hash_chain(run),
+        bootstrap={"samples": bootstrap_samples, "seed": seed, "level": 0.95, "strata": list(BUCKETS)},
+        notes=sorted(set(notes)),
+    )
+
+
+def _model_entry(
+    m: ModelRun,
+    conv: Convention,
+    prices: PriceTable | None,
+    b: Any,
+    others: list[dict[str, FloatArray]],
+) -> dict[str, Any]:
+    t = m.table
+    buckets = fa.bucket_exam(t)
+    composite = fa.composite_accuracy(buckets, conv)
+    p1 = fa.pass_at_1(t, conv)
+    mv = fa.majority_vote_accuracy(t)
+    cost = model_cost(t, m.real_slug, prices)
+    n_eval = eval_questions(t)
+    entry: dict[str, Any] = {
+        "real_slug": m.real_slug,
+        "sampling_n": t.n,
+        "questions": t.n_questions,
+        "eval_questions": n_eval,
+        "composite_accuracy": composite,
+        "exam_avg": {name: buckets[name] for name in BUCKETS},
+        "exam_avg_mc_pooled": buckets["mc"],
+        "pass_at_1_avg": p1,
+        "pass_any_at_n": fa.pass_any(t, conv),
+        "pass_all_at_n": fa.pass_all(t, conv),
+        "cohen_kappa": fa.cohen_kappa(t, conv),
+        "fleiss_kappa": fa.fleiss_kappa(t, conv),
+        "fss": fa.fss(t),
+        "hamming_score": fa.hamming_score(t),
+        "majority_vote_accuracy": mv,
+        "majority_vote_gain": None if mv is None or p1 is None else mv - p1,
+        "mean_entropy": fa.mean_entropy(t, conv),
+        "vci": fa.vci(t, conv),
+        "entropy_accuracy_buckets": fa.entropy_accuracy_buckets(t, conv),
+        "prompt_tokens": cost.prompt_tokens,
+        "completion_tokens": cost.completion_tokens,
+        "reasoning_tokens": int(t.reasoning_tokens.sum()),
+        "search_calls": cost.search_calls,
+        "detector_calls": cost.detector_calls,
+        "total_cost_usd": cost.model_cost_usd,
+        "per_correct_cost_usd": per_correct_cost(cost.model_cost_usd, n_eval, t.n, composite),
+        "total_cost_with_tools_usd": cost.total_cost_usd,
+        "per_correct_cost_with_tools_usd": per_correct_cost(cost.total_cost_usd, n_eval, t.n, composite),
+    }
+    if conv is Convention.REFERENCE_V4:
+        entry["pass_at_least_majority"] = fa.pass_at_least_majority(t)
+    entry.update(fa.validity(t, conv))
+    entry["family_b"] = family_b(t, b, others) if b.has.any() else None
+    fam_c = family_c(t)
+    entry["family_c"] = fam_c if fam_c.get("defined") else None
+    nll = trial_scores(t, b)["nll"] if b.has.any() else None
+    entry["tool_use_dependence"] = tool_use_dependence(t, nll, b.has if nll is not None else None)
+    return entry
+
+
+def _hash_chain(run: RunData) -> dict[str, Any]:
+    manifest = run.manifest
+    chain: dict[str, Any] = {
+        "manifest": {
+            "hashes": manifest.get("hashes"),
+            "reflection_protocol_hash": manifest.get("reflection_protocol_hash"),
+            "belief_protocol_hash": manifest.get("belief_protocol_hash"),
+            "schema_version": manifest.get("schema_version"),
+            "analysis_schema": manifest.get("analysis_schema"),
+        },
+        "models": {m.slug: {key: m.run_meta.get(key) for key in HASH_KEYS} for m in run.models},
+    }
+    return chain
+
+
+def _bootstrap(
+    run: RunData, conv: Convention, entries: dict[str, dict[str, Any]], samples: int, seed: int
+) -> list[dict[str, Any]]:
+    """Attach CIs to every entry and return paired model differences (shared draws)."""
+    ids = sorted({q for m in run.models for q in m.table.question_ids})
+    pos = {q: i for i, q in enumerate(ids)}
+    strata = np.zeros(len(ids), dtype=np.int64)
+    for m in run.models:
+        strata[[pos[q] for q in m.table.question_ids]] = m.table.bucket
+    if samples == 0 or not ids:
+        for e in entries.values():
+            e["ci"] = {"composite_accuracy": None, "pass_at_1_avg": None}
+        return []
+    weights = resample_weights(strata, samples, seed)
+    names = list(composite_weights(conv))
+    bucket_w = np.asarray([composite_weights(conv)[b] for b in names])
+    draws: dict[str, dict[str, FloatArray]] = {}
+    for m in run.models:
+        t = m.table
+        idx = np.asarray([pos[q] for q in t.question_ids], dtype=np.int64)
+        value, defined = fa.per_question_exam(t)
+        nums = np.zeros((len(ids), len(names)))
+        dens = np.zeros((len(ids), len(names)))
+        for c, name in enumerate(names):
+            members = _bucket_members(t.bucket, name) & defined
+            nums[idx, c] = np.where(members, value, 0.0)
+            dens[idx, c] = members
+        comp = replicate_composite(replicate_ratio(weights, nums, dens), bucket_w)
+        p_num, p_den = fa.per_question_pass(t, conv)
+        num_a, den_a = np.zeros(len(ids)), np.zeros(len(ids))
+        num_a[idx], den_a[idx] = p_num, p_den
+        p1 = replicate_ratio(weights, num_a, den_a)
+        draws[m.slug] = {"composite_accuracy": comp, "pass_at_1_avg": p1}
+        entries[m.slug]["ci"] = {key: percentile_ci(arr) for key, arr in draws[m.slug].items()}
+    paired: list[dict[str, Any]] = []
+    for a, b in itertools.combinations([m.slug for m in run.models], 2):
+        for metric in ("composite_accuracy", "pass_at_1_avg"):
+            va, vb = entries[a][metric], entries[b][metric]
+            paired.append(
+                {
+                    "a": a,
+                    "b": b,
+                    "metric": metric,
+                    "difference": None if va is None or vb is None else va - vb,
+                    "ci": percentile_ci(draws[a][metric] - draws[b][metric]),
+                }
+            )
+    return paired
+
+
+def _bucket_members(bucket: Any, name: str) -> Any:
+    if name == "mc":
+        return (bucket == MC_SINGLE) | (bucket == MC_MULTI)
+    return bucket == BUCKETS.index(name)

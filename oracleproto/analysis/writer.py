@@ -1,0 +1,76 @@
+"""Write an analysis directory atomically: build in a temporary sibling, then swap it in."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from oracleproto.analysis.report import AnalysisResult
+from oracleproto.analysis.tables import RENDERERS, TABLES
+from oracleproto.errors import AnalysisError
+
+FORMATS = ("md", "csv", "json", "latex", "all")
+MARKER = ".oracleproto-analysis"
+FLOAT_DECIMALS = 6
+
+
+def normalise(value: Any) -> Any:
+    """JSON-ready copy: floats rounded to fixed decimals, NaN/inf → None, tuples → lists."""
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return None
+        rounded = round(value, FLOAT_DECIMALS)
+        return 0.0 if rounded == 0 else rounded
+    if isinstance(value, dict):
+        return {str(k): normalise(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [normalise(v) for v in value]
+    return value
+
+
+def summary_json(result: AnalysisResult) -> str:
+    """``summary.json`` text: sorted keys, indent 2, fixed float rounding."""
+    return json.dumps(normalise(result.summary()), sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+
+
+def write_analysis(result: AnalysisResult, out: Path, formats: str = "all", plots: bool = True) -> list[Path]:
+    """Write tables/summary/plots into ``out`` atomically; returns the written file names."""
+    if formats not in FORMATS:
+        raise AnalysisError(f"unknown format {formats!r}: expected one of {', '.join(FORMATS)}")
+    out = Path(out)
+    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / MARKER).exists())):
+        raise AnalysisError(
+            f"output {out} exists and is not an oracleproto analysis directory: choose an empty or new --out"
+        )
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    try:
+        (tmp / MARKER).write_text(f"convention={result.convention.value}\n", encoding="utf-8")
+        chosen = list(RENDERERS) if formats == "all" else [f for f in (formats,) if f in RENDERERS]
+        if formats in ("json", "all"):
+            (tmp / "summary.json").write_text(summary_json(result), encoding="utf-8")
+        for fmt in chosen:
+            suffix, render = RENDERERS[fmt]
+            for name in TABLES:
+                (tmp / f"{name}{suffix}").write_text(render(result, name), encoding="utf-8")
+        if plots and formats == "all":
+            from oracleproto.analysis.plots import write_plots
+
+            write_plots(result, tmp)
+        written = sorted(p.relative_to(tmp) for p in tmp.iterdir())
+        backup = None
+        if out.exists():
+            backup = out.parent / f".{out.name}.old-{os.getpid()}"
+            out.rename(backup)
+        tmp.rename(out)
+        if backup is not None:
+            shutil.rmtree(backup)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return [out / p for p in written]

@@ -1,0 +1,57 @@
+"""``oracleproto report``: analyse a run directory and write the paper's tables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from oracleproto.analysis import analyze_run, load_prices, parse_convention, write_analysis
+from oracleproto.analysis.tables import render_markdown
+from oracleproto.analysis.writer import FORMATS
+
+MAIN_TABLES = ("table3_overall", "table4_buckets", "table5_consistency")
+
+
+@click.command("report")
+@click.argument("run_dir", type=click.Path(path_type=Path, file_okay=False))
+@click.option(
+    "--convention", default="paper", show_default=True, help="Scoring convention: paper | reference-v4."
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default="all",
+    show_default=True,
+    help="Which outputs to write.",
+)
+@click.option(
+    "--out", type=click.Path(path_type=Path, file_okay=False), default=None, help="Default RUN_DIR/analysis."
+)
+@click.option(
+    "--prices", type=click.Path(path_type=Path, dir_okay=False), default=None, help="Price table JSON/CSV."
+)
+@click.option("--bootstrap", "samples", type=click.IntRange(min=0), default=1000, show_default=True)
+@click.option("--seed", type=int, default=20260430, show_default=True, help="Bootstrap seed.")
+def report(
+    *,
+    run_dir: Path,
+    convention: str,
+    fmt: str,
+    out: Path | None,
+    prices: Path | None,
+    samples: int,
+    seed: int,
+) -> None:
+    """Compute every metric of RUN_DIR and write tables, summary.json and plots."""
+    conv = parse_convention(convention)
+    table = load_prices(prices) if prices is not None else None
+    result = analyze_run(run_dir, conv, prices=table, bootstrap_samples=samples, seed=seed)
+    target = out if out is not None else run_dir / "analysis"
+    written = write_analysis(result, target, fmt)
+    for name in MAIN_TABLES:
+        click.echo(render_markdown(result, name))
+    for note in result.notes:
+        click.echo(f"note: {note}", err=True)
+    click.echo(f"wrote {len(written)} file(s) to {target}", err=True)
