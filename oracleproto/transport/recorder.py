@@ -99,6 +99,8 @@ class RecordReplay:
         self.clock = clock
         self._inner = inner
         self._inner_sync = inner_sync
+        self._owned_async: httpx.AsyncHTTPTransport | None = None
+        self._owned_sync: httpx.HTTPTransport | None = None
         self._flush_every_s = flush_every_s
         self._last_flush = clock.monotonic()
         self._lock = threading.Lock()
@@ -153,14 +155,20 @@ class RecordReplay:
         self._last_flush = self.clock.monotonic()
 
     def close(self) -> None:
-        """Flush and release the journal and index."""
+        """Flush, release the journal and index, close a sync inner transport we created."""
         self.store.close()
         if self.store.index is not None:
             self.store.index.close()
+        if self._owned_sync is not None:
+            self._owned_sync.close()
+            self._owned_sync = None
 
     async def aclose(self) -> None:
-        """Async alias of ``close``."""
+        """``close`` plus closing an async inner transport we created (use this under asyncio)."""
         self.close()
+        if self._owned_async is not None:
+            await self._owned_async.aclose()
+            self._owned_async = None
 
     def __enter__(self) -> RecordReplay:
         return self
@@ -176,7 +184,7 @@ class RecordReplay:
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        self.close()
+        await self.aclose()
 
     # -- keying ------------------------------------------------------------------------------
     def _occurrence(
@@ -344,7 +352,7 @@ class RecordReplay:
 
     async def _live_async(self, prep: _Prepared, request: httpx.Request) -> httpx.Response:
         if self._inner is None:
-            self._inner = httpx.AsyncHTTPTransport()
+            self._inner = self._owned_async = httpx.AsyncHTTPTransport()
         started = self.clock.monotonic()
         try:
             response = await self._inner.handle_async_request(request)
@@ -375,7 +383,7 @@ class RecordReplay:
         if entry is not None:
             return self._serve(prep, entry, request)
         if self._inner_sync is None:
-            self._inner_sync = httpx.HTTPTransport()
+            self._inner_sync = self._owned_sync = httpx.HTTPTransport()
         started = self.clock.monotonic()
         try:
             response = self._inner_sync.handle_request(request)
