@@ -31,6 +31,7 @@ DROPPED_RESPONSE_HEADERS = frozenset(
         "transfer-encoding",
         "connection",
         "keep-alive",
+        "date",
         "openai-organization",
         "openai-project",
     }
