@@ -25,7 +25,10 @@ def cli() -> None:
 
 def _register() -> None:
     # Command modules are imported here, not at package import, to keep `import oracleproto` light.
-    pass
+    from oracleproto.cli.cassettes import cache, cassettes
+
+    cli.add_command(cassettes)
+    cli.add_command(cache)
 
 
 _register()

@@ -20,7 +20,7 @@ from vcr.serializers import yamlserializer
 from oracleproto.context import CallContext, call_context
 from oracleproto.sim.loopback import LoopbackRequest, LoopbackResponse, LoopbackServer
 from oracleproto.transport.store import rebuild_index
-from tests.transport.helpers import CHAT_PATH, Counting, all_bytes_under, chat_body, echo_chat, make_rr
+from tests.transport.helpers import CHAT_PATH, Counting, all_bytes_under, echo_chat, make_rr
 
 FAKE_LLM_KEY = "sk-PLANTEDllmKEY-7f3a9c1e5b"
 FAKE_TAVILY_KEY = "tvly-PLANTEDsearchKEY-42e8d0"
@@ -107,20 +107,20 @@ async def test_real_payloads_record_and_replay_byte_for_byte(tmp_path: Path, sha
     with LoopbackServer(handler) as server:
         rr = make_rr(tmp_path, "record")
         async with httpx.AsyncClient(transport=rr.transport("llm"), base_url=server.base_url) as client:
-            for name in by_name:
+            for name, expected in by_name.items():
                 body = {"model": "m", "messages": [{"role": "user", "content": name}], "temperature": 0}
                 resp = await client.post(CHAT_PATH, json=body)
-                assert (resp.status_code, resp.content) == by_name[name], name
+                assert (resp.status_code, resp.content) == expected, name
         await rr.aclose()
 
     disable_socket()
     try:
         rr2 = make_rr(tmp_path, "replay")
         async with httpx.AsyncClient(transport=rr2.transport("llm"), base_url=server.base_url) as client:
-            for name in by_name:
+            for name, expected in by_name.items():
                 body = {"model": "m", "messages": [{"role": "user", "content": name}], "temperature": 0}
                 resp = await client.post(CHAT_PATH, json=body)
-                assert (resp.status_code, resp.content) == by_name[name], name
+                assert (resp.status_code, resp.content) == expected, name
         await rr2.aclose()
     finally:
         _unblock()
