@@ -6,7 +6,7 @@ import importlib
 import sys
 
 #: Modules under ``benchmarks/`` exposing ``main() -> None``.
-BENCHMARKS: list[str] = []
+BENCHMARKS: list[str] = ["transport"]
 
 
 def main() -> int:

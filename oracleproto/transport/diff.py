@@ -58,3 +58,24 @@ def nearest(live: dict[str, Any], candidates: Iterable[Entry]) -> tuple[Entry, l
         if best is None or len(diff) < len(best[1]):
             best = (entry, diff)
     return best
+
+
+def _outcome(entry: Entry) -> dict[str, Any]:
+    try:
+        body: Any = json.loads(entry.body)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        body = entry.body.decode("utf-8", "replace")
+    return {"status": entry.status, "exception": entry.exception, "body": body}
+
+
+def generation_diff(old: Iterable[Entry], new: Iterable[Entry]) -> dict[str, list[str]]:
+    """Per key present in both generations, the JSON-path diff of the outcomes (changed keys only)."""
+    before = {e.key: e for e in old}
+    changes: dict[str, list[str]] = {}
+    for entry in sorted(new, key=lambda e: e.key):
+        previous = before.get(entry.key)
+        if previous is not None:
+            diff = json_diff(_outcome(previous), _outcome(entry))
+            if diff:
+                changes[entry.key] = diff
+    return changes

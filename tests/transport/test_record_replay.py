@@ -13,6 +13,8 @@ from oracleproto.context import CallContext, call_context, logical_call
 from oracleproto.errors import CassetteIntegrityError, ReplayMissError, SampleContextError
 from oracleproto.sim.loopback import LoopbackResponse, LoopbackServer
 from oracleproto.transport import extensions as ext
+from oracleproto.transport.entry import entry_digest
+from oracleproto.transport.integrity import merkle_root
 from tests.transport.helpers import CHAT_PATH, Counting, chat_body, echo_chat, make_rr
 
 
@@ -209,3 +211,60 @@ async def test_index_serves_replay_and_is_rebuilt_when_stale(tmp_path: Path) -> 
             replayed = await client.post(CHAT_PATH, json=_chat("hello"))
     assert replayed.content == live.content
     await rr2.aclose()
+
+
+async def test_hit_whose_stored_request_differs_is_refused(tmp_path: Path) -> None:
+    with LoopbackServer(echo_chat) as server:
+        rr = make_rr(tmp_path, "record")
+        async with httpx.AsyncClient(transport=rr.transport("llm"), base_url=server.base_url) as client:
+            with call_context(CallContext("m", "q", 0)):
+                await client.post(CHAT_PATH, json=_chat("genuine"))
+        [entry] = rr.store.effective_entries()
+        # Simulate a key collision / schema bug: same key, different stored request (valid digest).
+        entry.request_body = entry.request_body.replace("genuine", "impostor")
+        rr.store.put(entry)
+        await rr.aclose()
+    rr2 = make_rr(tmp_path, "replay")
+    async with httpx.AsyncClient(transport=rr2.transport("llm"), base_url=server.base_url) as client:
+        with call_context(CallContext("m", "q", 0)), pytest.raises(CassetteIntegrityError) as err:
+            await client.post(CHAT_PATH, json=_chat("genuine"))
+    assert "differs from the live one" in str(err.value)
+    assert '$.body.messages[0].content: "impostor" → "genuine"' in str(err.value)
+
+
+async def test_generation_diff_reports_changed_outcomes(tmp_path: Path) -> None:
+    from oracleproto.transport import generation_diff
+
+    answers = iter(["A", "B"])
+    with LoopbackServer(lambda r: LoopbackResponse(body=chat_body(next(answers)))) as server:
+        for mode in ("record", "refresh"):
+            rr = make_rr(tmp_path, mode)  # type: ignore[arg-type]
+            async with httpx.AsyncClient(transport=rr.transport("llm"), base_url=server.base_url) as client:
+                with call_context(CallContext("m", "q", 0)):
+                    await client.post(CHAT_PATH, json=_chat("p"))
+            await rr.aclose()
+    gens = make_rr(tmp_path, "replay").store.entries_by_generation()
+    [(key, diff)] = generation_diff(gens[0], gens[1]).items()
+    assert key == gens[1][0].key == gens[0][0].key
+    assert diff == ['$.body.choices[0].message.content: "A" → "B"']
+    digests = [entry_digest(e) for e in (*gens[0], *gens[1])]
+    assert make_rr(tmp_path, "replay").root_digest() == merkle_root(digests)
+    assert merkle_root(digests) == merkle_root(digests[::-1]) != merkle_root(digests[:1])
+
+
+async def test_sync_transport_records_and_replays(tmp_path: Path) -> None:
+    with LoopbackServer(echo_chat) as server:
+        rr = make_rr(tmp_path, "record")
+        with httpx.Client(transport=rr.sync_transport("detector"), base_url=server.base_url) as client:
+            live = client.post(CHAT_PATH, json=_chat("sync", temperature=0))
+        rr.close()
+    disable_socket()
+    try:
+        rr2 = make_rr(tmp_path, "replay")
+        with httpx.Client(transport=rr2.sync_transport("detector"), base_url=server.base_url) as client:
+            again = client.post(CHAT_PATH, json=_chat("sync", temperature=0))
+        assert again.content == live.content
+        assert again.extensions[ext.FROM_CASSETTE] is True
+    finally:
+        enable_socket()
+        socket_allow_hosts(["127.0.0.1", "::1"])
