@@ -247,3 +247,32 @@ def test_two_processes_share_one_cassette_dir_and_cache(tmp_path: Path) -> None:
     queries: list[Any] = sorted(json.loads(e.request_body)["query"] for e in rr.store.effective_entries())
     assert queries == sorted([f"q{i}" for i in range(40)] + [f"q{1000 + i}" for i in range(40)])
     rr.close()
+
+
+async def test_concurrent_identical_searches_go_live_once(tmp_path: Path) -> None:
+    def slow(request: LoopbackRequest) -> LoopbackResponse:
+        response = tavily_handler(request)
+        response.delay_s = 0.05
+        return response
+
+    handler = Counting(slow)
+    with LoopbackServer(handler) as server:
+        rr = make_rr(tmp_path, "record")
+        async with httpx.AsyncClient(transport=rr.transport("search"), base_url=server.base_url) as client:
+
+            async def one(sample: int) -> bytes:
+                with call_context(CallContext("m", "q", sample)):
+                    return (await client.post("/search", json={"query": "same"})).content
+
+            bodies = await asyncio.gather(*(one(s) for s in range(20)))
+        await rr.aclose()
+    assert len(handler.requests) == 1
+    assert len(set(bodies)) == 1
+    [entry] = rr.store.effective_entries()
+    assert entry.requests == 20
+    assert rr.session_stats()["search"] == {
+        "requests": 20,
+        "from_cassette": 19,
+        "live": 1,
+        "distinct_keys": 1,
+    }
