@@ -19,7 +19,7 @@ import httpx
 
 from oracleproto.clock import Clock
 from oracleproto.context import current_call_context, current_logical_call
-from oracleproto.errors import CassetteIntegrityError, ReplayMissError
+from oracleproto.errors import CassetteIntegrityError, ConfigError, ReplayMissError
 from oracleproto.hashing import canonical_json
 from oracleproto.transport.diff import json_diff, nearest, stored_request
 from oracleproto.transport.entry import Entry
@@ -93,7 +93,7 @@ class RecordReplay:
         flush_every_s: float = 30.0,
     ) -> None:
         if mode not in MODES:
-            raise ValueError(f"unknown record/replay mode {mode!r}; use one of {', '.join(MODES)}")
+            raise ConfigError(f"unknown record/replay mode {mode!r}; use one of {', '.join(MODES)}")
         self.cassette_dir = Path(cassette_dir)
         self.mode: Mode = mode
         self.clock = clock

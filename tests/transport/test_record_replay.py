@@ -10,7 +10,7 @@ import pytest
 from pytest_socket import disable_socket, enable_socket, socket_allow_hosts
 
 from oracleproto.context import CallContext, call_context, logical_call
-from oracleproto.errors import CassetteIntegrityError, ReplayMissError, SampleContextError
+from oracleproto.errors import CassetteIntegrityError, ConfigError, ReplayMissError, SampleContextError
 from oracleproto.sim.loopback import LoopbackResponse, LoopbackServer
 from oracleproto.transport import extensions as ext
 from oracleproto.transport.entry import entry_digest
@@ -268,3 +268,10 @@ async def test_sync_transport_records_and_replays(tmp_path: Path) -> None:
     finally:
         enable_socket()
         socket_allow_hosts(["127.0.0.1", "::1"])
+
+
+def test_unknown_mode_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(
+        ConfigError, match="unknown record/replay mode 'live'; use one of replay, record, refresh"
+    ):
+        make_rr(tmp_path, "live")  # type: ignore[arg-type]
