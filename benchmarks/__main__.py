@@ -7,6 +7,7 @@ import sys
 
 #: Modules under ``benchmarks/`` exposing ``main() -> None``.
 BENCHMARKS: list[str] = ["store_writes", "analysis"]
+BENCHMARKS: list[str] = ["transport"]
 
 
 def main() -> int:

@@ -15,17 +15,21 @@ from oracleproto.errors import (
     AnalysisError,
     AuthError,
     CallFailedError,
+    CassetteIntegrityError,
     ConfigError,
     DatasetError,
     ErrorKind,
     OracleprotoError,
     StoreError,
+    ReplayMissError,
+    SampleContextError,
 )
 from oracleproto.parser import Belief, clip_probability, parse_answer, parse_belief
 from oracleproto.prompts import RuntimeProtocols, prompt_templates_hash, render_prompt
 from oracleproto.settings import Settings, load_settings
 from oracleproto.sim import FaultConfig, SimConfig, Simulator
 from oracleproto.store import Manifest, ModelStore, RunDir, RunMeta, logical_dump
+from oracleproto.transport import RecordReplay, rebuild_index
 
 __version__ = "0.1.0.dev0"
 
@@ -36,6 +40,7 @@ __all__ = [
     "AuthError",
     "Belief",
     "CallFailedError",
+    "CassetteIntegrityError",
     "ConfigError",
     "Convention",
     "DatasetError",
@@ -46,9 +51,12 @@ __all__ = [
     "OracleprotoError",
     "PromptTemplates",
     "Question",
+    "RecordReplay",
+    "ReplayMissError",
     "RunDir",
     "RunMeta",
     "RuntimeProtocols",
+    "SampleContextError",
     "SampleResult",
     "Settings",
     "SimConfig",
@@ -65,6 +73,7 @@ __all__ = [
     "parse_answer",
     "parse_belief",
     "prompt_templates_hash",
+    "rebuild_index",
     "render_prompt",
     "run_sample",
 ]

@@ -36,6 +36,10 @@ def _register() -> None:
     from oracleproto.cli.report import report
 
     cli.add_command(report)
+    from oracleproto.cli.cassettes import cache, cassettes
+
+    cli.add_command(cassettes)
+    cli.add_command(cache)
 
 
 _register()

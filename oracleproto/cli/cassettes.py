@@ -1,0 +1,120 @@
+"""``oracleproto cassettes ls|show|stats`` and ``oracleproto cache rebuild``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from oracleproto.errors import TransportError
+from oracleproto.transport.diff import stored_request
+from oracleproto.transport.layout import resolve_cassette_dir
+from oracleproto.transport.stats import cassette_stats
+from oracleproto.transport.store import CassetteStore, rebuild_index
+
+_PATH = click.Path(exists=True, file_okay=False, path_type=Path)
+
+
+def _samples_from_manifest(path: Path) -> int | None:
+    manifest = path / "manifest.json"
+    if manifest.is_file():
+        value = json.loads(manifest.read_text()).get("sampling_n")
+        return int(value) if value is not None else None
+    return None
+
+
+@click.group("cassettes")
+def cassettes() -> None:
+    """Inspect the recorded cassettes of a run (PATH = run dir or cassette dir)."""
+
+
+@cassettes.command("ls")
+@click.argument("path", type=_PATH)
+def ls_cmd(path: Path) -> None:
+    """One line per entry: key, channel, context, status."""
+    store = CassetteStore(resolve_cassette_dir(path), writable=False)
+    for e in store.effective_entries():
+        ctx = e.context
+        who = f"{ctx['model']} {ctx['question_id']} s{ctx['sample']} t{ctx['step']}" if ctx else "-"
+        click.echo(f"{e.key[:16]}  {e.channel:<8} {e.status:>3}  g{e.generation}  {who}")
+
+
+@cassettes.command("show")
+@click.argument("path", type=_PATH)
+@click.argument("key_prefix")
+def show_cmd(path: Path, key_prefix: str) -> None:
+    """Show the entry whose key starts with KEY_PREFIX."""
+    store = CassetteStore(resolve_cassette_dir(path), writable=False)
+    found = [e for e in store.effective_entries() if e.key.startswith(key_prefix)]
+    if len(found) != 1:
+        raise TransportError(
+            f"{len(found)} entries match key prefix {key_prefix!r} in {path}; give a longer unique prefix"
+        )
+    e = found[0]
+    shown = {
+        "key": e.key,
+        "channel": e.channel,
+        "context": e.context,
+        "occurrence": e.occurrence,
+        "generation": e.generation,
+        "request": stored_request(e),
+        "status": e.status,
+        "exception": e.exception,
+        "latency_ms": e.latency_ms,
+        "recorded_at": e.recorded_at,
+        "attempts": e.attempts,
+        "body": e.body.decode("utf-8", "replace"),
+    }
+    click.echo(json.dumps(shown, indent=2, ensure_ascii=False, sort_keys=True))
+
+
+@cassettes.command("stats")
+@click.argument("path", type=_PATH)
+@click.option(
+    "--samples", type=int, default=None, help="Samples per question (default: manifest sampling_n)."
+)
+def stats_cmd(path: Path, samples: int | None) -> None:
+    """Entries per channel, dedup, sample-collapse check, bytes, tokens and cost."""
+    n = samples if samples is not None else _samples_from_manifest(path)
+    stats = cassette_stats(resolve_cassette_dir(path), n)
+    click.echo(f"cassettes: {stats.cassette_dir}")
+    click.echo(f"bytes: {stats.bytes}")
+    click.echo(f"root digest: {stats.root_digest}")
+    for name, ch in sorted(stats.channels.items()):
+        line = f"{name}: {ch.entries} entries (distinct keys), {ch.requests} requests"
+        if name != "llm":
+            line += f", dedup ratio {ch.dedup_ratio:.2f}"
+        if ch.prompt_tokens or ch.completion_tokens or ch.cost:
+            line += f", tokens {ch.prompt_tokens}+{ch.completion_tokens}, cost {ch.cost:.6f}"
+        click.echo(line)
+    if n is None:
+        click.echo("sample-collapse check: skipped (pass --samples or a run dir with manifest.json)")
+    elif stats.collapse_violations:
+        click.echo(f"sample-collapse check: {len(stats.collapse_violations)} violation(s)")
+        for v in stats.collapse_violations:
+            click.echo(f"  {v}")
+        raise SystemExit(1)
+    else:
+        click.echo(f"sample-collapse check: ok ({n} distinct keys per model × question)")
+
+
+@click.group("cache")
+def cache() -> None:
+    """Manage the local ``cache/`` index built from cassettes."""
+
+
+@cache.command("rebuild")
+@click.argument("path", type=_PATH)
+@click.option(
+    "--cache-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Index directory (default: PATH/cache for a run dir, else sibling 'cache').",
+)
+def rebuild_cmd(path: Path, cache_dir: Path | None) -> None:
+    """Rebuild the diskcache index from the cassettes."""
+    cassette_dir = resolve_cassette_dir(path)
+    target = cache_dir or cassette_dir.parent / "cache"
+    count = rebuild_index(cassette_dir, target)
+    click.echo(f"indexed {count} entries from {cassette_dir} into {target}")

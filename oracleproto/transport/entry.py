@@ -1,0 +1,174 @@
+"""One recorded logical call, and its vcrpy-compatible, content-addressed serialisation.
+
+An entry is stored as a vcrpy interaction (``request``/``response``) plus an
+``oracleproto`` block with the key, the canonical request, the sample context, timing,
+attempt history and the entry digest. The digest is the sha256 of the canonical JSON of
+the interaction without the digest itself, so any hand edit is detected on load.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field
+from typing import Any
+
+from oracleproto.errors import CassetteIntegrityError
+from oracleproto.hashing import canonical_json, sha256_hex
+from oracleproto.transport.keys import CHANNELS, Channel
+
+
+@dataclass
+class Entry:
+    """A recorded logical call: canonical request, final outcome, audit data."""
+
+    key: str
+    channel: Channel
+    request_meta: dict[str, Any]
+    request_body: str
+    context: dict[str, Any] | None
+    occurrence: int | None
+    method: str
+    uri: str
+    request_headers: dict[str, list[str]]
+    status: int
+    reason: str
+    response_headers: dict[str, list[str]]
+    body: bytes
+    exception: dict[str, str] | None
+    latency_ms: int
+    recorded_at: str
+    attempts: list[dict[str, Any]] = field(default_factory=list)
+    requests: int = 1
+    generation: int = 0
+
+    @property
+    def model(self) -> str | None:
+        """The virtual model of the context, else the request's model field."""
+        if self.context is not None:
+            return str(self.context["model"])
+        model = self.request_meta.get("model")
+        return model if isinstance(model, str) else None
+
+
+def _body_field(body: bytes) -> dict[str, Any]:
+    try:
+        return {"string": body.decode("utf-8")}
+    except UnicodeDecodeError:
+        return {"string": body}
+
+
+def _json_safe(value: Any) -> Any:
+    # Digests and journal lines are JSON; YAML keeps binary bodies as !!binary bytes.
+    if isinstance(value, bytes):
+        return {"__bytes_b64__": base64.b64encode(value).decode("ascii")}
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+def from_json_safe(value: Any) -> Any:
+    """Undo the bytes tagging used in journal lines."""
+    if isinstance(value, dict):
+        if set(value) == {"__bytes_b64__"}:
+            return base64.b64decode(value["__bytes_b64__"])
+        return {k: from_json_safe(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [from_json_safe(v) for v in value]
+    return value
+
+
+def interaction_digest(interaction: dict[str, Any]) -> str:
+    """sha256 over the canonical serialisation of an interaction, digest field excluded."""
+    meta = {k: v for k, v in interaction["oracleproto"].items() if k != "digest"}
+    return sha256_hex(canonical_json(_json_safe({**interaction, "oracleproto": meta})))
+
+
+def to_interaction(entry: Entry) -> dict[str, Any]:
+    """The vcrpy interaction (with the ``oracleproto`` block and digest) for an entry."""
+    meta: dict[str, Any] = {
+        "attempts": entry.attempts,
+        "channel": entry.channel,
+        "context": entry.context,
+        "exception": entry.exception,
+        "generation": entry.generation,
+        "key": entry.key,
+        "latency_ms": entry.latency_ms,
+        "occurrence": entry.occurrence,
+        "recorded_at": entry.recorded_at,
+        "request": entry.request_meta,
+        "requests": entry.requests,
+    }
+    interaction: dict[str, Any] = {
+        "oracleproto": meta,
+        "request": {
+            "body": entry.request_body,
+            "headers": entry.request_headers,
+            "method": entry.method,
+            "uri": entry.uri,
+        },
+        "response": {
+            "body": _body_field(entry.body),
+            "headers": entry.response_headers,
+            "status": {"code": entry.status, "message": entry.reason},
+        },
+    }
+    meta["digest"] = interaction_digest(interaction)
+    return interaction
+
+
+def entry_digest(entry: Entry) -> str:
+    """The content digest of an entry."""
+    return str(to_interaction(entry)["oracleproto"]["digest"])
+
+
+def from_interaction(interaction: Any, where: str) -> Entry:
+    """Parse and verify one stored interaction; ``where`` names file and position for errors."""
+    try:
+        meta = interaction["oracleproto"]
+        request = interaction["request"]
+        response = interaction["response"]
+        body = response["body"]["string"]
+        stored = meta["digest"]
+        channel = meta["channel"]
+        key = meta["key"]
+    except (KeyError, TypeError) as exc:
+        raise CassetteIntegrityError(
+            f"{where}: malformed entry (missing {exc}); restore the file from version control "
+            "or re-record it with --record"
+        ) from exc
+    actual = interaction_digest(interaction)
+    if actual != stored:
+        raise CassetteIntegrityError(
+            f"{where}: entry {key} does not match its digest (stored {stored}, computed {actual}); "
+            "the entry was edited or corrupted — restore the file or re-record the entry"
+        )
+    if channel not in CHANNELS:
+        raise CassetteIntegrityError(f"{where}: entry {key} has unknown channel {channel!r}")
+    return Entry(
+        key=key,
+        channel=channel,
+        request_meta=meta["request"],
+        request_body=request["body"],
+        context=meta["context"],
+        occurrence=meta["occurrence"],
+        method=request["method"],
+        uri=request["uri"],
+        request_headers=request["headers"],
+        status=response["status"]["code"],
+        reason=response["status"]["message"],
+        response_headers=response["headers"],
+        body=body.encode("utf-8") if isinstance(body, str) else bytes(body),
+        exception=meta["exception"],
+        latency_ms=meta["latency_ms"],
+        recorded_at=meta["recorded_at"],
+        attempts=meta["attempts"],
+        requests=meta["requests"],
+        generation=meta["generation"],
+    )
+
+
+def to_json_line(entry: Entry) -> str:
+    """One journal line (JSON, bytes tagged) for an entry."""
+    return canonical_json(_json_safe(to_interaction(entry)))

@@ -1,0 +1,134 @@
+"""Cassette file I/O: deterministic YAML, atomic replace, append-only journals, file locks."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from oracleproto.errors import CassetteIntegrityError
+from oracleproto.transport.entry import Entry, from_interaction, from_json_safe, to_interaction
+
+#: vcrpy's cassette format version.
+VCR_FORMAT_VERSION = 1
+
+_Dumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def dump_entries(entries: Iterable[Entry]) -> bytes:
+    """Deterministic YAML of entries sorted by key (vcrpy layout)."""
+    ordered = sorted(entries, key=lambda e: e.key)
+    doc = {"interactions": [to_interaction(e) for e in ordered], "version": VCR_FORMAT_VERSION}
+    text = yaml.dump(doc, Dumper=_Dumper, sort_keys=True, allow_unicode=True, width=100)
+    return text.encode("utf-8")
+
+
+def parse_entries(data: bytes, where: str) -> list[Entry]:
+    """Parse and verify every entry of a cassette file's bytes."""
+    try:
+        doc = yaml.load(data, Loader=_Loader)
+    except yaml.YAMLError as exc:
+        raise CassetteIntegrityError(f"{where}: not valid YAML ({exc}); restore or re-record it") from exc
+    if not isinstance(doc, dict) or not isinstance(doc.get("interactions"), list):
+        raise CassetteIntegrityError(f"{where}: not a cassette (no 'interactions' list)")
+    return [from_interaction(item, f"{where}, entry #{i}") for i, item in enumerate(doc["interactions"])]
+
+
+def read_entries(path: Path) -> list[Entry]:
+    """Entries of one cassette file (empty when the file does not exist)."""
+    if not path.exists():
+        return []
+    return parse_entries(path.read_bytes(), str(path))
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` via a fsynced temp file and rename (never a partial file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+@contextlib.contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive fcntl lock on ``path`` (created if needed) for the block."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+b") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def read_journal(path: Path) -> list[Entry]:
+    """Entries of a journal; a torn last line (crash mid-write) is ignored, others verified."""
+    lines = path.read_bytes().split(b"\n")
+    entries: list[Entry] = []
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        try:
+            raw: Any = json.loads(line)
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            if i == len(lines) - 1:
+                break  # the in-flight write of a killed process
+            raise CassetteIntegrityError(f"{path}, line {i + 1}: corrupt journal line") from exc
+        entries.append(from_interaction(from_json_safe(raw), f"{path}, line {i + 1}"))
+    return entries
+
+
+class Journal:
+    """An append-only JSON-lines journal held under an exclusive lock while its writer lives."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._handle = open(path, "ab")  # noqa: SIM115 - lives as long as the journal
+        fcntl.flock(self._handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+    def append(self, line: str) -> None:
+        """Append one line; it reaches the OS before returning (survives kill -9)."""
+        self._handle.write(line.encode("utf-8") + b"\n")
+        self._handle.flush()
+
+    def truncate(self) -> None:
+        """Forget the journaled lines (they are now in cassette files)."""
+        self._handle.truncate(0)
+        self._handle.seek(0)
+
+    def close(self, *, delete: bool) -> None:
+        """Release the lock and optionally delete the file."""
+        if self._handle.closed:
+            return
+        if delete:
+            self.path.unlink(missing_ok=True)
+        fcntl.flock(self._handle.fileno(), fcntl.LOCK_UN)
+        self._handle.close()
+
+
+def try_claim_orphan(path: Path) -> Any | None:
+    """Open and lock a journal whose writer is gone; None when a live process holds it."""
+    handle = open(path, "rb")  # noqa: SIM115 - returned to the caller, closed there
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        return None
+    return handle

@@ -1,0 +1,52 @@
+"""Turning live exchanges into entries and entries back into httpx responses or exceptions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from oracleproto.errors import CassetteIntegrityError
+from oracleproto.transport import extensions as ext
+from oracleproto.transport.entry import Entry
+
+#: Status stored for a logical call whose final outcome is a transport exception.
+EXCEPTION_STATUS = 0
+TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%S.%f+00:00"
+
+
+def exception_record(exc: httpx.TransportError) -> dict[str, str]:
+    """An httpx transport exception as data (class name and message)."""
+    return {"type": type(exc).__name__, "message": str(exc)}
+
+
+def exception_class(record: dict[str, str], where: str) -> type[httpx.TransportError]:
+    """The httpx exception class named by a stored record (only httpx transport errors)."""
+    cls: Any = getattr(httpx, record.get("type", ""), None)
+    if not (isinstance(cls, type) and issubclass(cls, httpx.TransportError)):
+        raise CassetteIntegrityError(
+            f"{where}: stored exception type {record.get('type')!r} is not an httpx transport error"
+        )
+    return cls
+
+
+def to_response(entry: Entry, request: httpx.Request, *, from_cassette: bool) -> httpx.Response:
+    """The response an entry replays as (also returned for live calls, so both match)."""
+    headers = [(k, v) for k, values in entry.response_headers.items() for v in values]
+    extensions: dict[str, Any] = {
+        ext.LATENCY_MS: entry.latency_ms,
+        ext.RECORDED_AT: entry.recorded_at,
+        ext.ENTRY_KEY: entry.key,
+        ext.FROM_CASSETTE: from_cassette,
+        "reason_phrase": entry.reason.encode("ascii", "replace"),
+    }
+    return httpx.Response(
+        entry.status, headers=headers, content=entry.body, extensions=extensions, request=request
+    )
+
+
+def replay_exception(entry: Entry, request: httpx.Request, where: str) -> httpx.TransportError:
+    """The exception instance an entry with a recorded transport failure replays as."""
+    assert entry.exception is not None
+    cls = exception_class(entry.exception, where)
+    return cls(entry.exception.get("message", ""), request=request)

@@ -1,0 +1,442 @@
+"""``RecordReplay``: one cassette store, channel-bound httpx transports, three modes.
+
+* ``replay`` (default) — never opens a socket; a miss raises ``ReplayMissError``.
+* ``record`` — existing entries replay; new logical calls go live and are stored.
+* ``refresh`` — every logical call goes live once and is stored in a new generation;
+  earlier generations stay untouched for diffing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections import Counter
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal
+
+import httpx
+
+from oracleproto.clock import Clock
+from oracleproto.context import current_call_context, current_logical_call
+from oracleproto.errors import CassetteIntegrityError, ConfigError, ReplayMissError
+from oracleproto.hashing import canonical_json
+from oracleproto.transport.diff import json_diff, nearest, stored_request
+from oracleproto.transport.entry import Entry
+from oracleproto.transport.index import CacheIndex, fingerprint
+from oracleproto.transport.keys import (
+    Channel,
+    canonical_request,
+    check_sample_identity,
+    context_dict,
+    entry_key,
+    request_fingerprint,
+)
+from oracleproto.transport.layout import list_generations
+from oracleproto.transport.outcome import (
+    EXCEPTION_STATUS,
+    TIMESTAMP_FORMAT,
+    exception_record,
+    replay_exception,
+    to_response,
+)
+from oracleproto.transport.scrub import (
+    collect_secrets,
+    keep_request_headers,
+    keep_response_headers,
+    public_uri,
+    redact_value,
+)
+from oracleproto.transport.store import CassetteStore
+
+Mode = Literal["replay", "record", "refresh"]
+MODES: tuple[Mode, ...] = ("replay", "record", "refresh")
+
+
+class _Prepared:
+    """A request resolved to its key (pure data, computed once per attempt)."""
+
+    __slots__ = ("attempt", "body", "channel", "ctx", "key", "meta", "occurrence", "projection", "secrets")
+
+    def __init__(self, channel: Channel, request: httpx.Request, body: bytes, rr: RecordReplay) -> None:
+        self.channel = channel
+        self.body = body
+        self.projection = canonical_request(channel, request.method, str(request.url), body)
+        raw_ctx = current_call_context()
+        check_sample_identity(channel, self.projection, raw_ctx)
+        self.ctx = context_dict(raw_ctx)
+        call = current_logical_call()
+        self.attempt = call.attempt if call is not None else 0
+        self.occurrence = rr._occurrence(channel, self.ctx, self.projection, self.attempt)
+        key_ctx = self.ctx if channel == "llm" else None
+        self.key = entry_key(self.projection, key_ctx, self.occurrence)
+        self.meta = {k: v for k, v in self.projection.items() if k != "body"}
+        self.secrets = collect_secrets(
+            [(k.decode("latin-1"), v.decode("latin-1")) for k, v in request.headers.raw],
+            str(request.url),
+            body,
+        )
+
+
+class RecordReplay:
+    """The record/replay cache behind every llm, search and detector request."""
+
+    def __init__(
+        self,
+        cassette_dir: Path,
+        *,
+        clock: Clock,
+        mode: Mode = "replay",
+        cache_dir: Path | None = None,
+        inner: httpx.AsyncBaseTransport | None = None,
+        inner_sync: httpx.BaseTransport | None = None,
+        flush_every_s: float = 30.0,
+    ) -> None:
+        if mode not in MODES:
+            raise ConfigError(f"unknown record/replay mode {mode!r}; use one of {', '.join(MODES)}")
+        self.cassette_dir = Path(cassette_dir)
+        self.mode: Mode = mode
+        self.clock = clock
+        self._inner = inner
+        self._inner_sync = inner_sync
+        self._owned_async: httpx.AsyncHTTPTransport | None = None
+        self._owned_sync: httpx.HTTPTransport | None = None
+        self._flush_every_s = flush_every_s
+        self._last_flush = clock.monotonic()
+        self._lock = threading.Lock()
+        self._occurrences: Counter[tuple[str, str]] = Counter()
+        self._live_keys: dict[str, float] = {}
+        self._inflight: dict[str, asyncio.Event] = {}
+        self.counts: Counter[str] = Counter()
+        self._keys_used: dict[str, set[str]] = {}
+        index = CacheIndex(cache_dir) if cache_dir is not None else None
+        lazy = mode == "replay" and index is not None and index.is_fresh(fingerprint(self.cassette_dir))
+        write_gen = 0
+        if mode == "refresh":
+            write_gen = max(list_generations(self.cassette_dir)) + 1
+        self.store = CassetteStore(
+            self.cassette_dir, writable=mode != "replay", write_generation=write_gen, index=index, lazy=lazy
+        )
+        if index is not None and mode == "replay" and not lazy:
+            # Stale or empty index: bring it in line with the cassettes now.
+            index.clear()
+            index.put_many(self.store.effective_entries())
+            index.set_fingerprint(fingerprint(self.cassette_dir))
+
+    # -- public surface ----------------------------------------------------------------------
+    def transport(self, channel: Channel) -> httpx.AsyncBaseTransport:
+        """An async httpx transport bound to ``channel``."""
+        return _AsyncChannelTransport(self, channel)
+
+    def sync_transport(self, channel: Channel) -> httpx.BaseTransport:
+        """A sync httpx transport bound to ``channel``."""
+        return _SyncChannelTransport(self, channel)
+
+    def root_digest(self) -> str:
+        """Merkle root over every entry digest of the cassette set."""
+        return self.store.root_digest()
+
+    def session_stats(self) -> dict[str, dict[str, int]]:
+        """Per channel: requests seen, served from cassette, sent live, distinct keys."""
+        with self._lock:
+            out: dict[str, dict[str, int]] = {}
+            for channel, keys in sorted(self._keys_used.items()):
+                out[channel] = {
+                    "requests": self.counts[f"{channel}:requests"],
+                    "from_cassette": self.counts[f"{channel}:hits"],
+                    "live": self.counts[f"{channel}:live"],
+                    "distinct_keys": len(keys),
+                }
+            return out
+
+    def flush(self) -> None:
+        """Write pending entries to the cassette files now."""
+        self.store.compact()
+        self._last_flush = self.clock.monotonic()
+
+    def close(self) -> None:
+        """Flush, release the journal and index, close a sync inner transport we created."""
+        self.store.close()
+        if self.store.index is not None:
+            self.store.index.close()
+        if self._owned_sync is not None:
+            self._owned_sync.close()
+            self._owned_sync = None
+
+    async def aclose(self) -> None:
+        """``close`` plus closing an async inner transport we created (use this under asyncio)."""
+        self.close()
+        if self._owned_async is not None:
+            await self._owned_async.aclose()
+            self._owned_async = None
+
+    def __enter__(self) -> RecordReplay:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    async def __aenter__(self) -> RecordReplay:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    # -- keying ------------------------------------------------------------------------------
+    def _occurrence(
+        self, channel: Channel, ctx: dict[str, Any] | None, projection: dict[str, Any], attempt: int
+    ) -> int | None:
+        # Only sampled trajectories count repeats; retries (attempt > 0) reuse the number
+        # their attempt 0 took, which is the counter's last value for this pair.
+        if channel != "llm" or ctx is None:
+            return None
+        pair = (canonical_json(ctx), request_fingerprint(projection))
+        with self._lock:
+            if attempt == 0 or self._occurrences[pair] == 0:
+                number = self._occurrences[pair]
+                self._occurrences[pair] += 1
+                return number
+            return self._occurrences[pair] - 1
+
+    # -- decisions ---------------------------------------------------------------------------
+    def _count(self, prep: _Prepared, what: str) -> None:
+        with self._lock:
+            self.counts[f"{prep.channel}:{what}"] += 1
+            if what == "requests":
+                self._keys_used.setdefault(prep.channel, set()).add(prep.key)
+
+    def _lookup(self, prep: _Prepared) -> Entry | None:
+        """The entry that should serve this attempt, or None to go live."""
+        entry = self.store.get(prep.key)
+        if self.mode == "replay":
+            if entry is None:
+                raise self._miss(prep)
+            return entry
+        if entry is not None and self.mode == "refresh" and entry.generation != self.store.write_generation:
+            entry = None
+        if entry is not None and prep.attempt > 0 and prep.key in self._live_keys:
+            return None  # a retry of a call this session is recording
+        return entry
+
+    def _verify_hit(self, prep: _Prepared, entry: Entry) -> None:
+        live_body = canonical_json(prep.projection["body"])
+        if entry.request_meta == prep.meta and entry.request_body == live_body:
+            return
+        diff = json_diff(stored_request(entry), prep.projection)
+        raise CassetteIntegrityError(
+            f"entry {entry.key} ({entry.channel}) was found by key but its stored request differs "
+            f"from the live one — a key collision or key-schema bug:\n  " + "\n  ".join(diff)
+        )
+
+    def _serve(self, prep: _Prepared, entry: Entry, request: httpx.Request) -> httpx.Response:
+        self._verify_hit(prep, entry)
+        self._count(prep, "hits")
+        if self.mode != "replay" and prep.attempt == 0:
+            entry.requests += 1
+            self.store.put(entry)
+        if entry.exception is not None:
+            raise replay_exception(entry, request, f"entry {entry.key}")
+        return to_response(entry, request, from_cassette=True)
+
+    def _miss(self, prep: _Prepared) -> ReplayMissError:
+        ctx = current_call_context()
+        who = (
+            f"model {ctx.model!r}, question {ctx.question_id!r}, sample {ctx.sample}, step {ctx.step}"
+            if ctx is not None
+            else f"model {prep.projection['model']!r}, no sample context"
+        )
+        same_channel = self.store.find(lambda e: e.channel == prep.channel)
+        if prep.ctx is not None:
+            mine = {k: prep.ctx[k] for k in ("model", "question_id", "sample")}
+            same_ctx = [
+                e for e in same_channel if e.context is not None and {k: e.context[k] for k in mine} == mine
+            ]
+            same_channel = same_ctx or same_channel
+        found = nearest(prep.projection, same_channel)
+        if found is None:
+            detail = f"no {prep.channel} entries are recorded at all"
+        else:
+            near, diff = found
+            lines = "\n  ".join(diff) if diff else "(identical request: context or occurrence differs)"
+            detail = (
+                f"nearest recorded request (entry {near.key}, context {near.context}, "
+                f"occurrence {near.occurrence}):\n  {lines}"
+            )
+        return ReplayMissError(
+            f"replay miss on channel {prep.channel}: {who}, occurrence {prep.occurrence}, "
+            f"key {prep.key}; cassette {self.cassette_dir}. {detail}\n"
+            "Re-record with --record (or refresh) if the request legitimately changed."
+        )
+
+    def _store_live(
+        self,
+        prep: _Prepared,
+        request: httpx.Request,
+        started: float,
+        *,
+        status: int,
+        reason: str,
+        headers: list[tuple[str, str]],
+        body: bytes,
+        exc: httpx.TransportError | None,
+    ) -> Entry:
+        now = self.clock.monotonic()
+        stamp = self.clock.now().strftime(TIMESTAMP_FORMAT)
+        attempt_ms = round((now - started) * 1000)
+        attempt: dict[str, Any] = {
+            "attempt": prep.attempt,
+            "exception": type(exc).__name__ if exc is not None else None,
+            "latency_ms": attempt_ms,
+            "recorded_at": stamp,
+            "status": None if exc is not None else status,
+        }
+        with self._lock:
+            previous = self.store.get(prep.key) if prep.key in self._live_keys else None
+            first = self._live_keys.setdefault(prep.key, started) if previous is not None else started
+            self._live_keys[prep.key] = first
+        history = [*previous.attempts, attempt] if previous is not None else [attempt]
+        entry = Entry(
+            key=prep.key,
+            channel=prep.channel,
+            request_meta=prep.meta,
+            request_body=canonical_json(prep.projection["body"]),
+            context=prep.ctx,
+            occurrence=prep.occurrence,
+            method=request.method,
+            uri=public_uri(str(request.url)),
+            request_headers=keep_request_headers(
+                [(k.decode("latin-1"), v.decode("latin-1")) for k, v in request.headers.raw]
+            ),
+            status=EXCEPTION_STATUS if exc is not None else status,
+            reason=f"transport exception {type(exc).__name__}" if exc is not None else reason,
+            response_headers=keep_response_headers(headers),
+            body=body,
+            exception=exception_record(exc) if exc is not None else None,
+            latency_ms=round((now - first) * 1000),
+            recorded_at=stamp,
+            attempts=history,
+            requests=previous.requests if previous is not None else 1,
+        )
+        entry = _redacted(entry, prep.secrets)
+        self.store.put(entry)
+        self._count(prep, "live")
+        if now - self._last_flush >= self._flush_every_s:
+            self.flush()
+        return entry
+
+    # -- the two send paths ------------------------------------------------------------------
+    async def handle_async(self, channel: Channel, request: httpx.Request) -> httpx.Response:
+        """Serve one attempt of an async request on ``channel``."""
+        prep = _Prepared(channel, request, await request.aread(), self)
+        self._count(prep, "requests")
+        entry = self._lookup(prep)
+        if entry is None and self.mode != "replay" and prep.attempt == 0:
+            # Identical concurrent calls (shared search/detector requests) wait for one live call.
+            waiter = self._inflight.get(prep.key)
+            if waiter is not None:
+                await waiter.wait()
+                entry = self._lookup(prep)
+        if entry is not None:
+            return self._serve(prep, entry, request)
+        event = self._inflight.setdefault(prep.key, asyncio.Event())
+        try:
+            return await self._live_async(prep, request)
+        finally:
+            event.set()
+            if self._inflight.get(prep.key) is event:
+                del self._inflight[prep.key]
+
+    async def _live_async(self, prep: _Prepared, request: httpx.Request) -> httpx.Response:
+        if self._inner is None:
+            self._inner = self._owned_async = httpx.AsyncHTTPTransport()
+        started = self.clock.monotonic()
+        try:
+            response = await self._inner.handle_async_request(request)
+            try:
+                body = await response.aread()
+            finally:
+                await response.aclose()
+        except httpx.TransportError as exc:
+            self._store_live(prep, request, started, status=0, reason="", headers=[], body=b"", exc=exc)
+            raise
+        entry = self._store_live(
+            prep,
+            request,
+            started,
+            status=response.status_code,
+            reason=response.reason_phrase,
+            headers=_str_headers(response),
+            body=body,
+            exc=None,
+        )
+        return to_response(entry, request, from_cassette=False)
+
+    def handle_sync(self, channel: Channel, request: httpx.Request) -> httpx.Response:
+        """Serve one attempt of a sync request on ``channel``."""
+        prep = _Prepared(channel, request, request.read(), self)
+        self._count(prep, "requests")
+        entry = self._lookup(prep)
+        if entry is not None:
+            return self._serve(prep, entry, request)
+        if self._inner_sync is None:
+            self._inner_sync = self._owned_sync = httpx.HTTPTransport()
+        started = self.clock.monotonic()
+        try:
+            response = self._inner_sync.handle_request(request)
+            try:
+                body = response.read()
+            finally:
+                response.close()
+        except httpx.TransportError as exc:
+            self._store_live(prep, request, started, status=0, reason="", headers=[], body=b"", exc=exc)
+            raise
+        entry = self._store_live(
+            prep,
+            request,
+            started,
+            status=response.status_code,
+            reason=response.reason_phrase,
+            headers=_str_headers(response),
+            body=body,
+            exc=None,
+        )
+        return to_response(entry, request, from_cassette=False)
+
+
+def _str_headers(response: httpx.Response) -> list[tuple[str, str]]:
+    return [(k.decode("latin-1"), v.decode("latin-1")) for k, v in response.headers.raw]
+
+
+def _redacted(entry: Entry, secrets: set[str]) -> Entry:
+    if not secrets:
+        return entry
+    entry.body = redact_value(entry.body, secrets)
+    entry.response_headers = redact_value(entry.response_headers, secrets)
+    entry.uri = redact_value(entry.uri, secrets)
+    entry.reason = redact_value(entry.reason, secrets)
+    entry.request_body = redact_value(entry.request_body, secrets)
+    if entry.exception is not None:
+        entry.exception = redact_value(entry.exception, secrets)
+    return entry
+
+
+class _AsyncChannelTransport(httpx.AsyncBaseTransport):
+    def __init__(self, rr: RecordReplay, channel: Channel) -> None:
+        self._rr = rr
+        self._channel = channel
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        return await self._rr.handle_async(self._channel, request)
+
+
+class _SyncChannelTransport(httpx.BaseTransport):
+    def __init__(self, rr: RecordReplay, channel: Channel) -> None:
+        self._rr = rr
+        self._channel = channel
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        return self._rr.handle_sync(self._channel, request)

@@ -1,0 +1,92 @@
+"""Statistics over a cassette set: entries, dedup, sample-collapse check, bytes, tokens, cost."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from oracleproto.transport.entry import Entry
+from oracleproto.transport.layout import all_cassette_files
+from oracleproto.transport.store import CassetteStore
+
+
+@dataclass
+class ChannelStats:
+    """Counts of one channel."""
+
+    entries: int = 0
+    requests: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+
+    @property
+    def dedup_ratio(self) -> float:
+        """Requests served per stored entry (1.0 = no sharing)."""
+        return self.requests / self.entries if self.entries else 0.0
+
+
+@dataclass
+class CassetteStats:
+    """What ``oracleproto cassettes stats`` reports."""
+
+    cassette_dir: Path
+    bytes: int
+    root_digest: str
+    channels: dict[str, ChannelStats] = field(default_factory=dict)
+    collapse_violations: list[str] = field(default_factory=list)
+
+
+def _usage(body: bytes) -> dict[str, Any]:
+    # Non-streaming bodies carry usage at top level; SSE streams in their last data chunk.
+    text = body.decode("utf-8", "replace").strip()
+    candidates = [text]
+    if text.startswith(("data:", ":")):
+        candidates = [ln[5:].strip() for ln in text.splitlines() if ln.startswith("data:")][::-1]
+    for chunk in candidates:
+        try:
+            doc = json.loads(chunk)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(doc, dict) and isinstance(doc.get("usage"), dict):
+            usage: dict[str, Any] = doc["usage"]
+            return usage
+    return {}
+
+
+def collapse_violations(entries: list[Entry], n_samples: int) -> list[str]:
+    """Model × question pairs whose first main-LLM calls have fewer than ``n_samples`` distinct keys."""
+    keys: dict[tuple[str, str], set[str]] = defaultdict(set)
+    for e in entries:
+        if e.channel == "llm" and e.context is not None and e.context["step"] == 0 and not e.occurrence:
+            keys[(e.context["model"], e.context["question_id"])].add(e.key)
+    return [
+        f"{model} × {qid}: {len(found)} distinct main-LLM key(s) for {n_samples} samples"
+        for (model, qid), found in sorted(keys.items())
+        if len(found) != n_samples
+    ]
+
+
+def cassette_stats(cassette_dir: Path, n_samples: int | None = None) -> CassetteStats:
+    """Compute the stats of a cassette directory (all generations; latest entry per key)."""
+    store = CassetteStore(cassette_dir, writable=False)
+    entries = store.effective_entries()
+    out = CassetteStats(
+        cassette_dir=cassette_dir,
+        bytes=sum(p.stat().st_size for p in all_cassette_files(cassette_dir)),
+        root_digest=store.root_digest(),
+    )
+    for e in entries:
+        ch = out.channels.setdefault(e.channel, ChannelStats())
+        ch.entries += 1
+        ch.requests += e.requests
+        usage = _usage(e.body)
+        ch.prompt_tokens += int(usage.get("prompt_tokens") or 0)
+        ch.completion_tokens += int(usage.get("completion_tokens") or 0)
+        ch.cost += float(usage.get("cost") or 0.0)
+    if n_samples is not None:
+        out.collapse_violations = collapse_violations(entries, n_samples)
+    return out
