@@ -15,6 +15,15 @@ from oracleproto.errors import (
     ErrorKind,
     OracleprotoError,
 )
+from oracleproto.providers import (
+    FilteredSearch,
+    LeakDetector,
+    OpenAIChatClient,
+    TavilyKeyPool,
+    TavilySearch,
+    classify_error,
+    parse_verdict,
+)
 from oracleproto.settings import Settings, load_settings
 
 __version__ = "0.1.0.dev0"
@@ -25,10 +34,17 @@ __all__ = [
     "ConfigError",
     "DatasetError",
     "ErrorKind",
+    "FilteredSearch",
+    "LeakDetector",
+    "OpenAIChatClient",
     "OracleprotoError",
     "PromptTemplates",
     "Question",
     "Settings",
+    "TavilyKeyPool",
+    "TavilySearch",
     "__version__",
+    "classify_error",
     "load_settings",
+    "parse_verdict",
 ]
