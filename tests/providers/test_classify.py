@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 
@@ -34,7 +33,7 @@ def status_error(status: int, body: str | bytes = b"") -> httpx.HTTPStatusError:
         httpx.WriteError("broken", request=REQUEST),
         httpx.PoolTimeout("pool", request=REQUEST),
         httpx.RemoteProtocolError("closed", request=REQUEST),
-        asyncio.TimeoutError(),
+        TimeoutError(),
         TimeoutError(),
     ],
 )

@@ -153,9 +153,8 @@ async def test_barrier_rejects_before_sending(
     http: httpx.AsyncClient, model: str, tools: list[Any], message: str
 ) -> None:
     script = Script(json_response(chat_body()))
-    with LoopbackServer(script) as server:
-        with pytest.raises(BrowsingBarrierError, match=message):
-            await make(http, server).complete(model, MESSAGES, tools)
+    with LoopbackServer(script) as server, pytest.raises(BrowsingBarrierError, match=message):
+        await make(http, server).complete(model, MESSAGES, tools)
     assert script.requests == []
 
 
@@ -175,9 +174,8 @@ DROP = LoopbackResponse(drop_connection=True)
 async def test_network_errors_walk_the_network_sequence(http: httpx.AsyncClient) -> None:
     clock = FakeClock()
     script = Script(DROP)
-    with LoopbackServer(script) as server:
-        with pytest.raises(CallFailedError) as info:
-            await make(http, server, clock).complete("m", MESSAGES, [])
+    with LoopbackServer(script) as server, pytest.raises(CallFailedError) as info:
+        await make(http, server, clock).complete("m", MESSAGES, [])
     assert info.value.kind is ErrorKind.NETWORK
     assert clock.sleeps == [2, 5, 15, 30, 60]
     assert len(script.requests) == 6
@@ -187,9 +185,8 @@ async def test_network_errors_walk_the_network_sequence(http: httpx.AsyncClient)
 async def test_rate_limit_walks_its_sequence(http: httpx.AsyncClient) -> None:
     clock = FakeClock()
     script = Script(json_response({"error": {"code": 429}}, status=429))
-    with LoopbackServer(script) as server:
-        with pytest.raises(CallFailedError) as info:
-            await make(http, server, clock).complete("m", MESSAGES, [])
+    with LoopbackServer(script) as server, pytest.raises(CallFailedError) as info:
+        await make(http, server, clock).complete("m", MESSAGES, [])
     assert info.value.kind is ErrorKind.RATE_LIMIT and info.value.status_code == 429
     assert clock.sleeps == [10, 30, 60, 120, 300]
 
@@ -197,9 +194,8 @@ async def test_rate_limit_walks_its_sequence(http: httpx.AsyncClient) -> None:
 async def test_server_errors_walk_the_5xx_sequence(http: httpx.AsyncClient) -> None:
     clock = FakeClock()
     script = Script(json_response({"code": 502, "message": "Network connection lost."}, status=502))
-    with LoopbackServer(script) as server:
-        with pytest.raises(CallFailedError) as info:
-            await make(http, server, clock).complete("m", MESSAGES, [])
+    with LoopbackServer(script) as server, pytest.raises(CallFailedError) as info:
+        await make(http, server, clock).complete("m", MESSAGES, [])
     assert info.value.kind is ErrorKind.SERVER_5XX
     assert clock.sleeps == [5, 15, 30, 60, 120]
 
@@ -207,9 +203,8 @@ async def test_server_errors_walk_the_5xx_sequence(http: httpx.AsyncClient) -> N
 async def test_retry_max_caps_the_attempts(http: httpx.AsyncClient) -> None:
     clock = FakeClock()
     script = Script(json_response({}, status=500))
-    with LoopbackServer(script) as server:
-        with pytest.raises(CallFailedError):
-            await make(http, server, clock, retry_max=2).complete("m", MESSAGES, [])
+    with LoopbackServer(script) as server, pytest.raises(CallFailedError):
+        await make(http, server, clock, retry_max=2).complete("m", MESSAGES, [])
     assert clock.sleeps == [5, 15] and len(script.requests) == 3
 
 
@@ -276,9 +271,8 @@ async def test_auth_raises_at_once_without_leaking_the_key(http: httpx.AsyncClie
     clock = FakeClock()
     body = {"error": {"message": f"Incorrect API key provided: {KEY}.", "code": "invalid_api_key"}}
     script = Script(json_response(body, status=401))
-    with LoopbackServer(script) as server:
-        with pytest.raises(AuthError) as info:
-            await make(http, server, clock).complete("m", MESSAGES, [])
+    with LoopbackServer(script) as server, pytest.raises(AuthError) as info:
+        await make(http, server, clock).complete("m", MESSAGES, [])
     assert clock.sleeps == [] and len(script.requests) == 1
     assert info.value.status_code == 401
     assert KEY not in str(info.value) and "sk-t…" in str(info.value)
@@ -297,9 +291,8 @@ async def test_terminal_kinds_are_not_retried(
 ) -> None:
     clock = FakeClock()
     script = Script(json_response(body, status=status))
-    with LoopbackServer(script) as server:
-        with pytest.raises(CallFailedError) as info:
-            await make(http, server, clock).complete("m", MESSAGES, [])
+    with LoopbackServer(script) as server, pytest.raises(CallFailedError) as info:
+        await make(http, server, clock).complete("m", MESSAGES, [])
     assert type(info.value) is CallFailedError and info.value.kind is kind
     assert clock.sleeps == [] and len(script.requests) == 1
 
@@ -316,9 +309,8 @@ async def test_error_object_in_200_is_classified_and_retried(http: httpx.AsyncCl
 
 async def test_non_json_200_is_unknown(http: httpx.AsyncClient) -> None:
     script = Script(LoopbackResponse(status=200, body=b"<html>oops</html>"))
-    with LoopbackServer(script) as server:
-        with pytest.raises(CallFailedError, match="not JSON") as info:
-            await make(http, server).complete("m", MESSAGES, [])
+    with LoopbackServer(script) as server, pytest.raises(CallFailedError, match="not JSON") as info:
+        await make(http, server).complete("m", MESSAGES, [])
     assert info.value.kind is ErrorKind.UNKNOWN
 
 
