@@ -26,6 +26,15 @@ from oracleproto.errors import (
 )
 from oracleproto.parser import Belief, clip_probability, parse_answer, parse_belief
 from oracleproto.prompts import RuntimeProtocols, prompt_templates_hash, render_prompt
+from oracleproto.providers import (
+    FilteredSearch,
+    LeakDetector,
+    OpenAIChatClient,
+    TavilyKeyPool,
+    TavilySearch,
+    classify_error,
+    parse_verdict,
+)
 from oracleproto.settings import Settings, load_settings
 from oracleproto.sim import FaultConfig, SimConfig, Simulator
 from oracleproto.store import Manifest, ModelStore, RunDir, RunMeta, logical_dump
@@ -46,8 +55,11 @@ __all__ = [
     "DatasetError",
     "ErrorKind",
     "FaultConfig",
+    "FilteredSearch",
+    "LeakDetector",
     "Manifest",
     "ModelStore",
+    "OpenAIChatClient",
     "OracleprotoError",
     "PromptTemplates",
     "Question",
@@ -62,9 +74,12 @@ __all__ = [
     "SimConfig",
     "Simulator",
     "StoreError",
+    "TavilyKeyPool",
+    "TavilySearch",
     "__version__",
     "admissible",
     "analyze_run",
+    "classify_error",
     "clip_probability",
     "load_questions",
     "load_settings",
@@ -72,6 +87,7 @@ __all__ = [
     "logical_dump",
     "parse_answer",
     "parse_belief",
+    "parse_verdict",
     "prompt_templates_hash",
     "rebuild_index",
     "render_prompt",

@@ -1,0 +1,155 @@
+"""Robust parsing of OpenAI-compatible ``/chat/completions`` bodies into ``ChatResponse``.
+
+Real providers deviate from the OpenAI shape in ways the fixtures under
+``../shared/fixtures/real-payloads`` show: OpenRouter pads bodies with keep-alive whitespace,
+Gemini's compatibility endpoint returns empty tool-call ids, Cloudflare returns ``content``
+as a JSON object and omits ``usage``, OpenRouter reports upstream failures as an ``error``
+object inside a 200 body. All of these parse here; anything else is a ``MalformedBodyError``.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from oracleproto.errors import ErrorKind
+from oracleproto.hashing import canonical_json, sha256_16
+from oracleproto.providers.classify import classify_error_object
+from oracleproto.providers.types import ChatResponse, Message, ToolCall, Usage
+
+
+class MalformedBodyError(ValueError):
+    """A 200 body that is not a usable chat completion."""
+
+
+class ErrorInBodyError(Exception):
+    """A 200 body that carries an ``error`` object instead of choices."""
+
+    def __init__(self, kind: ErrorKind, detail: str) -> None:
+        self.kind = kind
+        self.detail = detail
+        super().__init__(f"{kind.value}: {detail}")
+
+
+def load_json_body(raw: bytes | str) -> Any:
+    """Decode a JSON body, tolerating leading keep-alive whitespace; ``MalformedBodyError`` otherwise."""
+    text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else raw
+    try:
+        return json.loads(text.lstrip())
+    except json.JSONDecodeError as exc:
+        preview = text.strip()[:120]
+        raise MalformedBodyError(f"response body is not JSON ({exc.msg}): {preview!r}") from exc
+
+
+def _optional_int(value: Any) -> int | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
+
+
+def _optional_float(value: Any) -> float | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int | float):
+        return float(value)
+    return None
+
+
+def _optional_str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def parse_usage(usage: Any) -> Usage:
+    """Token usage, with reasoning tokens from ``completion_tokens_details`` and OpenRouter's ``cost``."""
+    if not isinstance(usage, dict):
+        return Usage()
+    details = usage.get("completion_tokens_details")
+    reasoning = _optional_int(details.get("reasoning_tokens")) if isinstance(details, dict) else None
+    return Usage(
+        prompt_tokens=_optional_int(usage.get("prompt_tokens")),
+        completion_tokens=_optional_int(usage.get("completion_tokens")),
+        reasoning_tokens=reasoning,
+        cost_usd=_optional_float(usage.get("cost")),
+    )
+
+
+def normalise_content(content: Any) -> str | None:
+    """Message content as text: strings verbatim, objects/lists as JSON text, absent as ``None``."""
+    if content is None or isinstance(content, str):
+        return content
+    return json.dumps(content, ensure_ascii=False)
+
+
+def synthesize_tool_call_id(response_id: str | None, index: int, name: str, arguments: str) -> str:
+    """A deterministic id for a tool call that arrived without one (same body → same id)."""
+    return "call_" + sha256_16(canonical_json([response_id, index, name, arguments]))
+
+
+def _parse_tool_calls(raw: Any, response_id: str | None) -> tuple[tuple[ToolCall, ...], list[dict[str, Any]]]:
+    if not isinstance(raw, list):
+        return (), []
+    calls: list[ToolCall] = []
+    wire: list[dict[str, Any]] = []
+    for index, item in enumerate(raw):
+        if not isinstance(item, dict):
+            raise MalformedBodyError(f"tool_calls[{index}] is not an object")
+        function = item.get("function")
+        if not isinstance(function, dict):
+            raise MalformedBodyError(f"tool_calls[{index}] has no function object")
+        name = function.get("name")
+        if not isinstance(name, str):
+            raise MalformedBodyError(f"tool_calls[{index}].function.name is missing")
+        arguments = function.get("arguments")
+        if not isinstance(arguments, str):
+            arguments = json.dumps(arguments if arguments is not None else {}, ensure_ascii=False)
+        call_id = item.get("id")
+        if not isinstance(call_id, str) or not call_id:
+            call_id = synthesize_tool_call_id(response_id, index, name, arguments)
+        calls.append(ToolCall(id=call_id, name=name, arguments=arguments))
+        wire.append({**item, "id": call_id, "function": {**function, "arguments": arguments}})
+    return tuple(calls), wire
+
+
+def parse_chat_completion(raw: bytes | str, *, latency_ms: int, received_at: datetime) -> ChatResponse:
+    """Parse a 200 body; ``ErrorInBodyError`` for an embedded error, ``MalformedBodyError`` for junk."""
+    body = load_json_body(raw)
+    if not isinstance(body, dict):
+        raise MalformedBodyError(f"response body is a JSON {type(body).__name__}, expected an object")
+    choices = body.get("choices")
+    error = body.get("error")
+    if error and not choices:
+        detail = error.get("message") if isinstance(error, dict) else error
+        raise ErrorInBodyError(classify_error_object(error), str(detail))
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise MalformedBodyError("response body has no choices")
+    choice = choices[0]
+    message = choice.get("message")
+    if not isinstance(message, dict):
+        raise MalformedBodyError("choices[0] has no message object")
+    response_id = _optional_str(body.get("id"))
+    content = normalise_content(message.get("content"))
+    tool_calls, wire_calls = _parse_tool_calls(message.get("tool_calls"), response_id)
+    assistant: Message = {**message, "role": message.get("role") or "assistant", "content": content}
+    if wire_calls:
+        assistant["tool_calls"] = wire_calls
+    else:
+        # An empty list is rejected by some providers when the message is sent back.
+        assistant.pop("tool_calls", None)
+    return ChatResponse(
+        content=content,
+        tool_calls=tool_calls,
+        finish_reason=_optional_str(choice.get("finish_reason")),
+        usage=parse_usage(body.get("usage")),
+        response_id=response_id,
+        system_fingerprint=_optional_str(body.get("system_fingerprint")),
+        service_tier=_optional_str(body.get("service_tier")),
+        served_model=_optional_str(body.get("model")),
+        latency_ms=latency_ms,
+        received_at=received_at,
+        assistant_message=assistant,
+    )

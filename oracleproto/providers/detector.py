@@ -1,0 +1,232 @@
+"""The leak detector H_aux (paper App. B.5): a temporal audit of one search result.
+
+The detector sees only six whitelisted fields of a result (title, url, published_date,
+content, raw_content, cutoff_date) — never what the main model is asked, its candidate
+choices, the ground truth or any dialogue — so it is framed as a temporal auditor, not an
+oracle. Failures are fail-closed and never abort the run (Table 13): a misconfigured key
+yields ``failed:auth`` verdicts, not an ``AuthError``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from dataclasses import dataclass
+from datetime import date
+from typing import Any
+
+import httpx
+
+from oracleproto.clock import Clock
+from oracleproto.context import logical_call
+from oracleproto.errors import ConfigError, ErrorKind
+from oracleproto.hashing import sha256_16
+from oracleproto.providers.barrier import assert_detector_safe
+from oracleproto.providers.chat_parse import ErrorInBodyError, MalformedBodyError, parse_chat_completion
+from oracleproto.providers.classify import classify_error, classify_status
+from oracleproto.providers.timing import backoff_delay, response_timing
+from oracleproto.providers.types import SearchResult
+from oracleproto.settings import DetectorSettings, LLMSettings
+
+#: The unformatted detector template; its sha256-16 goes into the config snapshot.
+DETECTOR_TEMPLATE = """\
+You audit one web page for temporal leakage. The cutoff date is {cutoff_date} (ISO 8601).
+Decide whether the page reveals, reports or anticipates anything that happens after {cutoff_date}.
+
+Rules:
+1. Judge only from the text given below. Do not use outside knowledge or your own memory of events.
+2. Any event after the cutoff date counts as leakage, whether the page reports it as done, \
+scheduled, announced, planned, predicted or speculated.
+3. A page published after the cutoff date counts as leakage.
+4. When in doubt, the verdict is "drop". Use "keep" only when the page clearly stays at or before \
+the cutoff date.
+5. Reply with a single line of JSON and nothing else: \
+{{"verdict": "keep" or "drop", "reason": "<one short sentence>"}}
+
+Page:
+title: {title}
+url: {url}
+published_date: {published_date}
+content: {content}
+raw_content: {raw_content}
+"""
+
+#: Kinds of an error object inside a 200 body that are retried like their HTTP counterparts.
+_TRANSIENT = frozenset({ErrorKind.NETWORK, ErrorKind.SERVER_5XX, ErrorKind.UNKNOWN})
+#: The only fields of a result the detector may see (paper App. B.5), plus the cutoff.
+WHITELISTED_FIELDS = ("title", "url", "published_date", "content", "raw_content", "cutoff_date")
+VERDICTS = frozenset({"keep", "drop"})
+#: Failure kind of a reply that never yielded a valid verdict (not an HTTP failure).
+PARSE_FAILURE = "parse"
+
+
+def detector_prompt_hash() -> str:
+    """sha256-16 of the unformatted detector template."""
+    return sha256_16(DETECTOR_TEMPLATE)
+
+
+def render_detector_prompt(result: SearchResult, cutoff: date) -> str:
+    """The detector prompt for one result: the template filled with the whitelisted fields only."""
+    fields = {
+        "title": result.title,
+        "url": result.url,
+        "published_date": result.published_date or "(not given)",
+        "content": result.content,
+        "raw_content": result.raw_content if result.raw_content is not None else "(not given)",
+        "cutoff_date": cutoff.isoformat(),
+    }
+    return DETECTOR_TEMPLATE.format(**fields)
+
+
+def _brace_object(text: str) -> str | None:
+    """The substring from the first ``{`` to the brace closing it at depth 0, if any."""
+    start = text.find("{")
+    if start < 0:
+        return None
+    depth = 0
+    for i in range(start, len(text)):
+        if text[i] == "{":
+            depth += 1
+        elif text[i] == "}":
+            depth -= 1
+            if depth == 0:
+                return text[start : i + 1]
+    return None
+
+
+def parse_verdict(text: str) -> tuple[str, str] | None:
+    """Parse a detector reply per the paper's Algorithm 4; ``None`` on any defect, never raises."""
+    if not isinstance(text, str):
+        return None
+    t = text.strip()
+    if not t:
+        return None
+    candidates: list[str] = []
+    if t.startswith("{") and t.endswith("}"):
+        candidates.append(t)
+    embedded = _brace_object(t)
+    if embedded is not None:
+        candidates.append(embedded)
+    for candidate in candidates:
+        try:
+            obj: Any = json.loads(candidate)
+        except (ValueError, RecursionError):
+            continue
+        if not isinstance(obj, dict):
+            continue
+        verdict = obj.get("verdict")
+        reason = obj.get("reason") or ""
+        if not isinstance(verdict, str) or verdict not in VERDICTS:
+            return None
+        return verdict, str(reason)
+    return None
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The detector's judgement of one result: ``keep``, ``drop`` or ``failed:<kind>``."""
+
+    label: str
+    reason: str
+    error_kind: str | None
+    latency_ms: int
+
+    @property
+    def failed(self) -> bool:
+        """True when no valid verdict was obtained."""
+        return self.error_kind is not None
+
+
+class LeakDetector:
+    """Judges search results over an OpenAI-compatible endpoint, fail-closed (Tables 11, 13)."""
+
+    def __init__(
+        self, client: httpx.AsyncClient, settings: DetectorSettings, llm: LLMSettings, clock: Clock
+    ) -> None:
+        if not settings.model:
+            raise ConfigError("LEAK_DETECTOR_MODEL is empty; set a detector slug or disable the filter")
+        base_url = settings.base_url or llm.base_url
+        if not base_url:
+            raise ConfigError("neither LEAK_DETECTOR_BASE_URL nor LLM_BASE_URL is set; set one of them")
+        secret = settings.api_key if settings.api_key is not None else llm.api_key
+        self._client = client
+        self._settings = settings
+        self._clock = clock
+        self._model = settings.model
+        self._url = base_url.rstrip("/") + "/chat/completions"
+        self._headers = {"Content-Type": "application/json"}
+        if secret is not None and secret.get_secret_value():
+            self._headers["Authorization"] = f"Bearer {secret.get_secret_value()}"
+        self._semaphore = asyncio.Semaphore(settings.max_concurrency)
+
+    @property
+    def fail_action(self) -> str:
+        """What a failed verdict does to its result: ``drop`` (fail-closed) or ``keep``."""
+        return self._settings.fail_action
+
+    @property
+    def url(self) -> str:
+        """The ``/chat/completions`` URL the detector calls."""
+        return self._url
+
+    def build_body(self, result: SearchResult, cutoff: date) -> dict[str, Any]:
+        """The detector request body for one result (checked by the send-time barrier)."""
+        body: dict[str, Any] = {
+            "model": self._model,
+            "messages": [{"role": "user", "content": render_detector_prompt(result, cutoff)}],
+            "temperature": self._settings.temperature,
+            "max_tokens": self._settings.max_tokens,
+        }
+        assert_detector_safe(body)
+        return body
+
+    async def judge(self, result: SearchResult, cutoff: date) -> Verdict:
+        """The verdict on one result; failures become ``failed:<kind>``, never exceptions."""
+        body = self.build_body(result, cutoff)
+        async with self._semaphore:
+            return await self._judge(body)
+
+    async def _judge(self, body: dict[str, Any]) -> Verdict:
+        started = self._clock.monotonic()
+        with logical_call() as call:
+            attempt = 0
+            while True:
+                call.attempt = attempt
+                response: httpx.Response | None = None
+                retryable = True
+                try:
+                    response = await self._client.post(
+                        self._url, json=body, headers=self._headers, timeout=self._settings.timeout_s
+                    )
+                except (httpx.TransportError, TimeoutError) as exc:
+                    kind: str = classify_error(exc).value
+                else:
+                    if response.status_code == 200:
+                        kind, verdict, retryable = self._read(response, started)
+                        if verdict is not None:
+                            return verdict
+                    else:
+                        status_kind = classify_status(response.status_code, response.content)
+                        kind = status_kind.value
+                        # Table 13: every 4xx (auth included) is final; 5xx retries.
+                        retryable = status_kind is ErrorKind.SERVER_5XX
+                if not retryable or attempt >= self._settings.retry_max:
+                    latency, _ = response_timing(response, self._clock, started)
+                    return Verdict(f"failed:{kind}", "", kind, latency)
+                await self._clock.sleep(backoff_delay(self._settings.backoff_s, attempt))
+                attempt += 1
+
+    def _read(self, response: httpx.Response, started: float) -> tuple[str, Verdict | None, bool]:
+        """(failure kind, verdict, retryable) of a 200 reply."""
+        latency, received = response_timing(response, self._clock, started)
+        try:
+            chat = parse_chat_completion(response.content, latency_ms=latency, received_at=received)
+        except ErrorInBodyError as exc:
+            # An error object inside a 200 follows its own kind: transient kinds retry, 4xx-like don't.
+            return exc.kind.value, None, exc.kind in _TRANSIENT
+        except MalformedBodyError:
+            return PARSE_FAILURE, None, True
+        parsed = parse_verdict(chat.content or "")
+        if parsed is None:
+            return PARSE_FAILURE, None, True
+        return "", Verdict(parsed[0], parsed[1], None, latency), False

@@ -1,0 +1,99 @@
+"""Tavily key pool (paper Table 11): least-used dispatch, permanent blacklist, timed cooldown.
+
+One pool is shared by every search client of a process (injected), so usage counts
+accumulate across grid cells. Keys are held as ``SecretStr`` and only ever shown redacted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pydantic import SecretStr
+
+from oracleproto.clock import Clock
+from oracleproto.errors import AuthError, ConfigError
+from oracleproto.hashing import redact_secret
+
+
+@dataclass
+class _KeyState:
+    secret: SecretStr
+    uses: int = 0
+    blacklisted: bool = False
+    cooldown_until: float = float("-inf")
+
+
+@dataclass(frozen=True)
+class KeyLease:
+    """One dispatch of a key: its pool index and the secret to send."""
+
+    index: int
+    secret: SecretStr
+
+    @property
+    def redacted(self) -> str:
+        """The key as it may appear in messages: first 4 chars + sha256-12."""
+        return redact_secret(self.secret.get_secret_value())
+
+
+class TavilyKeyPool:
+    """Healthy keys dispatched least-used first (ties by position); state changes via ``report_*``."""
+
+    def __init__(self, keys: Sequence[SecretStr | str], clock: Clock) -> None:
+        secrets = [k if isinstance(k, SecretStr) else SecretStr(k) for k in keys]
+        secrets = [s for s in secrets if s.get_secret_value().strip()]
+        if not secrets:
+            raise ConfigError("TAVILY_API_KEY is empty; set one or more Tavily keys (comma-separated)")
+        self._keys = [_KeyState(secret=s) for s in secrets]
+        self._clock = clock
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    @property
+    def usage_counts(self) -> tuple[int, ...]:
+        """Dispatches per key, in pool order."""
+        return tuple(k.uses for k in self._keys)
+
+    @property
+    def blacklisted(self) -> tuple[bool, ...]:
+        """Which keys are permanently dead (auth failures)."""
+        return tuple(k.blacklisted for k in self._keys)
+
+    def alive(self) -> bool:
+        """True while at least one key is not blacklisted."""
+        return any(not k.blacklisted for k in self._keys)
+
+    def acquire(self) -> KeyLease | None:
+        """The least-used healthy key (counted as used), or ``None`` when all live keys cool down.
+
+        Raises ``AuthError`` when every key is blacklisted.
+        """
+        if not self.alive():
+            raise AuthError(
+                f"all {len(self._keys)} Tavily key(s) were rejected (HTTP 401/403); check TAVILY_API_KEY"
+            )
+        now = self._clock.monotonic()
+        healthy = [i for i, k in enumerate(self._keys) if not k.blacklisted and k.cooldown_until <= now]
+        if not healthy:
+            return None
+        index = min(healthy, key=lambda i: (self._keys[i].uses, i))
+        state = self._keys[index]
+        state.uses += 1
+        return KeyLease(index=index, secret=state.secret)
+
+    def seconds_until_available(self) -> float:
+        """How long until some live key leaves its cooldown (0 when one is healthy now)."""
+        now = self._clock.monotonic()
+        waits = [max(0.0, k.cooldown_until - now) for k in self._keys if not k.blacklisted]
+        return min(waits) if waits else 0.0
+
+    def report_auth_failure(self, lease: KeyLease) -> None:
+        """Blacklist the key for the rest of the process (401/403)."""
+        self._keys[lease.index].blacklisted = True
+
+    def report_rate_limited(self, lease: KeyLease, cooldown_s: float) -> None:
+        """Cool the key down for ``cooldown_s`` seconds (429 or quota body)."""
+        state = self._keys[lease.index]
+        state.cooldown_until = max(state.cooldown_until, self._clock.monotonic() + cooldown_s)

@@ -1,0 +1,167 @@
+"""The main-LLM channel: ``POST {base_url}/chat/completions`` over an injected ``httpx.AsyncClient``.
+
+Retries run inside one ``logical_call()`` block with ``call.attempt`` set before each send, so
+the record/replay transport keys the logical call, not the attempt; backoff sleeps go through
+the injected clock, so tests and replay never wait (paper Tables 10, 14 and 16).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import httpx
+
+from oracleproto.clock import Clock
+from oracleproto.context import current_call_context, logical_call
+from oracleproto.errors import AuthError, CallFailedError, ConfigError, ErrorKind
+from oracleproto.hashing import canonical_json, redact_secret, sha256_hex
+from oracleproto.providers.barrier import assert_no_browsing
+from oracleproto.providers.chat_parse import ErrorInBodyError, MalformedBodyError, parse_chat_completion
+from oracleproto.providers.classify import classify_error, classify_status
+from oracleproto.providers.timing import backoff_delay, parse_retry_after, response_timing
+from oracleproto.providers.types import ChatResponse, Message, ToolSchema
+from oracleproto.settings import LLMSettings
+
+#: Kinds that are retried; every other kind is terminal at once (auth raises ``AuthError``).
+RETRYABLE = frozenset({ErrorKind.NETWORK, ErrorKind.RATE_LIMIT, ErrorKind.SERVER_5XX})
+
+
+def is_reasoning_slug(model: str, patterns: Sequence[str]) -> bool:
+    """True when the lower-cased slug contains a reasoning pattern (those omit temperature/top_p)."""
+    lowered = model.lower()
+    return any(pattern.lower() in lowered for pattern in patterns if pattern)
+
+
+def derive_seed(model: str, question_id: str, sample: int, step: int) -> int:
+    """A stable 31-bit seed from the sample identity (same identity → same seed, across runs)."""
+    digest = sha256_hex(canonical_json(["oracleproto-seed-v1", model, question_id, sample, step]))
+    return int(digest[:8], 16) & 0x7FFFFFFF
+
+
+def build_chat_body(
+    settings: LLMSettings, model: str, messages: Sequence[Message], tools: Sequence[ToolSchema]
+) -> dict[str, Any]:
+    """The request body the paper's protocol sends for ``model`` (pure; no barrier check)."""
+    body: dict[str, Any] = {"model": model, "messages": list(messages)}
+    if tools:
+        body["tools"] = list(tools)
+    if not is_reasoning_slug(model, settings.reasoning_model_patterns):
+        body["temperature"] = settings.temperature
+        body["top_p"] = settings.top_p
+    if model in settings.max_completion_tokens_models:
+        body["max_completion_tokens"] = settings.max_tokens
+    else:
+        body["max_tokens"] = settings.max_tokens
+    if settings.send_seed:
+        ctx = current_call_context()
+        # Without a sample identity there is nothing stable to derive from; the transport
+        # refuses sampled calls without identity anyway.
+        if ctx is not None:
+            body["seed"] = derive_seed(ctx.model, ctx.question_id, ctx.sample, ctx.step)
+    return body
+
+
+def scrub_secret(text: str, secret: str | None) -> str:
+    """``text`` with every occurrence of ``secret`` replaced by its redaction."""
+    if not secret:
+        return text
+    return text.replace(secret, redact_secret(secret))
+
+
+class OpenAIChatClient:
+    """``ChatModel`` over any OpenAI-compatible endpoint, with the paper's retry policy."""
+
+    def __init__(
+        self,
+        client: httpx.AsyncClient,
+        settings: LLMSettings,
+        clock: Clock,
+        base_url: str | None = None,
+        api_key: str | None = None,
+    ) -> None:
+        url = base_url if base_url is not None else settings.base_url
+        if not url:
+            raise ConfigError("LLM_BASE_URL is empty; set the OpenAI-compatible base URL")
+        self._client = client
+        self._settings = settings
+        self._clock = clock
+        self._url = url.rstrip("/") + "/chat/completions"
+        key = api_key
+        if key is None and settings.api_key is not None:
+            key = settings.api_key.get_secret_value()
+        self._key = key or None
+        self._headers = {"Content-Type": "application/json"}
+        if key:
+            self._headers["Authorization"] = f"Bearer {key}"
+
+    def _scrub(self, text: str) -> str:
+        # Providers echo the offending key in 401 bodies; messages reach the terminal.
+        return scrub_secret(text, self._key)
+
+    @property
+    def url(self) -> str:
+        """The ``/chat/completions`` URL requests go to."""
+        return self._url
+
+    def _delay(self, kind: ErrorKind, index: int, response: httpx.Response | None) -> float:
+        if kind is ErrorKind.RATE_LIMIT:
+            if response is not None:
+                retry_after = parse_retry_after(response.headers.get("retry-after"), self._clock.now())
+                if retry_after is not None:
+                    return retry_after
+            return backoff_delay(self._settings.backoff_rate_limit_s, index)
+        if kind is ErrorKind.SERVER_5XX:
+            return backoff_delay(self._settings.backoff_server_5xx_s, index)
+        return backoff_delay(self._settings.backoff_network_s, index)
+
+    async def complete(
+        self, model: str, messages: Sequence[Message], tools: Sequence[ToolSchema]
+    ) -> ChatResponse:
+        """One logical chat completion (retries inside); raises ``CallFailedError``/``AuthError``."""
+        body = build_chat_body(self._settings, model, messages, tools)
+        assert_no_browsing(body)
+        started = self._clock.monotonic()
+        # Each kind walks its own backoff sequence; retry_max caps the total across kinds.
+        used: dict[ErrorKind, int] = {}
+        with logical_call() as call:
+            attempt = 0
+            while True:
+                call.attempt = attempt
+                response: httpx.Response | None = None
+                try:
+                    response = await self._client.post(
+                        self._url, json=body, headers=self._headers, timeout=self._settings.timeout_s
+                    )
+                except (httpx.TransportError, TimeoutError) as exc:
+                    kind, detail = classify_error(exc), f"{type(exc).__name__}: {exc}"
+                else:
+                    if response.status_code == 200:
+                        latency, received = response_timing(response, self._clock, started)
+                        try:
+                            return parse_chat_completion(
+                                response.content, latency_ms=latency, received_at=received
+                            )
+                        except ErrorInBodyError as exc:
+                            kind, detail = exc.kind, f"error object in a 200 body: {exc.detail}"
+                        except MalformedBodyError as exc:
+                            kind, detail = ErrorKind.UNKNOWN, str(exc)
+                    else:
+                        kind = classify_status(response.status_code, response.content)
+                        detail = f"HTTP {response.status_code}: {response.text[:300]}"
+                status = response.status_code if response is not None else None
+                detail = self._scrub(detail)
+                if kind is ErrorKind.AUTH:
+                    raise AuthError(f"{model} at {self._url}: {detail}", status_code=status)
+                if kind not in RETRYABLE:
+                    raise CallFailedError(kind, f"{model}: {detail}", status_code=status)
+                if attempt >= self._settings.retry_max:
+                    raise CallFailedError(
+                        kind,
+                        f"{model}: retries exhausted after {attempt + 1} attempts; last {detail}",
+                        status_code=status,
+                    )
+                index = used.get(kind, 0)
+                used[kind] = index + 1
+                await self._clock.sleep(self._delay(kind, index, response))
+                attempt += 1

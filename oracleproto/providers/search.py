@@ -1,0 +1,253 @@
+"""Time-masked Tavily search over ``tavily-python``'s async client and the injected httpx client.
+
+``AsyncTavilyClient`` writes its ``Authorization`` header into the client it is given, and
+only when that header is not there yet, so handing it the shared client directly would pin
+the first key forever (and leak it into the LLM channel's defaults). Each key therefore gets
+its own thin ``httpx.AsyncClient`` whose transport forwards every request through the
+injected client's ``send`` — the record/replay transport still sees every byte.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+import httpx
+from tavily import AsyncTavilyClient
+from tavily.errors import TimeoutError as TavilyTimeoutError
+
+from oracleproto.clock import Clock
+from oracleproto.context import logical_call
+from oracleproto.errors import ErrorKind
+from oracleproto.providers.classify import classify_error, classify_status
+from oracleproto.providers.keypool import KeyLease, TavilyKeyPool
+from oracleproto.providers.timing import backoff_delay, elapsed_ms, response_timing
+from oracleproto.providers.types import SearchOutcome, SearchResult
+from oracleproto.settings import SearchSettings
+
+#: Body phrases of a quota rejection, treated like 429 (paper Table 11). Tavily also uses the
+#: non-standard statuses 432 (plan limit) and 433 (pay-as-you-go limit) for these.
+QUOTA_NEEDLES: tuple[str, ...] = ("usage limit", "quota", "rate limit", "exceeds your plan", "credits")
+QUOTA_STATUSES = frozenset({429, 432, 433})
+#: Kinds that consume one of ``SEARCH_RETRY_MAX`` retries.
+_RETRY_KINDS = frozenset({ErrorKind.NETWORK, ErrorKind.SERVER_5XX, ErrorKind.UNKNOWN})
+
+
+@dataclass
+class _Exchange:
+    """The last HTTP response seen by the running search attempt (per task, via a contextvar)."""
+
+    response: httpx.Response | None = None
+    body: bytes = b""
+
+
+_exchange: ContextVar[_Exchange | None] = ContextVar("oracleproto_tavily_exchange", default=None)
+
+
+class _ForwardTransport(httpx.AsyncBaseTransport):
+    """Send each request through another client (its transport, hooks and limits)."""
+
+    def __init__(self, client: httpx.AsyncClient) -> None:
+        self._client = client
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        """Forward ``request`` and hand back a fresh, fully read response."""
+        inner = await self._client.send(request)
+        body = inner.content
+        exchange = _exchange.get()
+        if exchange is not None:
+            exchange.response = inner
+            exchange.body = body
+        # The body is already decoded: drop the framing headers that described the wire bytes.
+        headers = [
+            (k, v)
+            for k, v in inner.headers.multi_items()
+            if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")
+        ]
+        return httpx.Response(
+            inner.status_code, headers=headers, content=body, extensions=dict(inner.extensions)
+        )
+
+
+@dataclass
+class _Attempt:
+    kind: ErrorKind | None = None
+    detail: str = ""
+    data: dict[str, Any] = field(default_factory=dict)
+    response: httpx.Response | None = None
+
+
+def is_quota_rejection(status: int, body: bytes) -> bool:
+    """True for a 429/432/433, or a non-auth 4xx whose body speaks of a usage limit or quota."""
+    if status in QUOTA_STATUSES:
+        return True
+    if 400 <= status < 500 and status != 401:
+        text = body.decode("utf-8", errors="replace").lower()
+        return any(needle in text for needle in QUOTA_NEEDLES)
+    return False
+
+
+def parse_results(data: dict[str, Any], max_chars: int) -> tuple[SearchResult, ...]:
+    """Tavily ``results`` as ``SearchResult``s, each text field truncated to ``max_chars``."""
+    raw = data.get("results", [])
+    if not isinstance(raw, list):
+        raise ValueError("Tavily body field 'results' is not a list")
+    out: list[SearchResult] = []
+    for i, item in enumerate(raw):
+        if not isinstance(item, dict):
+            raise ValueError(f"Tavily result {i} is not an object")
+        raw_content = item.get("raw_content")
+        published = item.get("published_date")
+        score = item.get("score")
+        out.append(
+            SearchResult(
+                title=str(item.get("title") or "")[:max_chars],
+                url=str(item.get("url") or ""),
+                content=str(item.get("content") or "")[:max_chars],
+                raw_content=raw_content[:max_chars] if isinstance(raw_content, str) else None,
+                published_date=published if isinstance(published, str) else None,
+                score=float(score)
+                if isinstance(score, int | float) and not isinstance(score, bool)
+                else None,
+            )
+        )
+    return tuple(out)
+
+
+class TavilySearch:
+    """Unfiltered time-masked search (a ``SearchTool``); the leak filter wraps it."""
+
+    def __init__(
+        self, client: httpx.AsyncClient, settings: SearchSettings, pool: TavilyKeyPool, clock: Clock
+    ) -> None:
+        self._client = client
+        self._settings = settings
+        self._pool = pool
+        self._clock = clock
+        self._semaphore = asyncio.Semaphore(settings.max_concurrency)
+        self._per_key: dict[int, tuple[httpx.AsyncClient, AsyncTavilyClient]] = {}
+
+    def _tavily(self, lease: KeyLease) -> AsyncTavilyClient:
+        pair = self._per_key.get(lease.index)
+        if pair is None:
+            http = httpx.AsyncClient(
+                transport=_ForwardTransport(self._client), base_url=self._settings.base_url
+            )
+            tavily = AsyncTavilyClient(
+                api_key=lease.secret.get_secret_value(), api_base_url=self._settings.base_url, client=http
+            )
+            pair = (http, tavily)
+            self._per_key[lease.index] = pair
+        return pair[1]
+
+    async def aclose(self) -> None:
+        """Close the per-key wrapper clients (the injected client stays open)."""
+        for http, _ in self._per_key.values():
+            await http.aclose()
+        self._per_key.clear()
+
+    async def _attempt(self, lease: KeyLease, query: str, end_date: date, max_results: int) -> _Attempt:
+        exchange = _Exchange()
+        token = _exchange.set(exchange)
+        try:
+            data = await self._tavily(lease).search(
+                query,
+                search_depth=self._settings.search_depth,
+                end_date=end_date.isoformat(),
+                max_results=max_results,
+                include_answer=self._settings.include_answer,
+                include_raw_content=self._settings.include_raw_content,
+                timeout=self._settings.timeout_s,
+            )
+        except (TavilyTimeoutError, httpx.TransportError, TimeoutError) as exc:
+            return _Attempt(ErrorKind.NETWORK, f"{type(exc).__name__}: {exc}")
+        except Exception as exc:
+            response = exchange.response
+            if response is None:
+                return _Attempt(classify_error(exc), f"{type(exc).__name__}: {exc}")
+            status = response.status_code
+            preview = exchange.body[:300].decode("utf-8", errors="replace")
+            detail = f"HTTP {status}: {preview}"
+            if status == 200:
+                # tavily-python raised while decoding a 200: a non-JSON (or non-object) body.
+                return _Attempt(ErrorKind.UNKNOWN, f"malformed 200 body: {preview!r}")
+            if is_quota_rejection(status, exchange.body):
+                return _Attempt(ErrorKind.RATE_LIMIT, detail)
+            return _Attempt(classify_status(status, exchange.body), detail)
+        finally:
+            _exchange.reset(token)
+        if not isinstance(data, dict):
+            return _Attempt(ErrorKind.UNKNOWN, "Tavily 200 body is not a JSON object")
+        return _Attempt(None, "", data, exchange.response)
+
+    async def search(self, query: str, end_date: date, max_results: int) -> SearchOutcome:
+        """Search with the harness-held cutoff; failures come back as ``error_kind`` (auth raises)."""
+        async with self._semaphore:
+            return await self._search(query, end_date, max_results)
+
+    async def _search(self, query: str, end_date: date, max_results: int) -> SearchOutcome:
+        started = self._clock.monotonic()
+        retries = 0
+        cooldown_waits = 0
+        with logical_call() as call:
+            attempt = 0
+            while True:
+                lease = self._pool.acquire()  # raises AuthError once every key is dead
+                if lease is None:
+                    # Every live key is cooling down. Waiting is bounded so that a pool that
+                    # stays rate-limited ends the call instead of spinning forever.
+                    if cooldown_waits > self._settings.retry_max:
+                        return self._failed(query, end_date, ErrorKind.RATE_LIMIT, started)
+                    cooldown_waits += 1
+                    await self._clock.sleep(self._pool.seconds_until_available())
+                    continue
+                call.attempt = attempt
+                attempt += 1
+                result = await self._attempt(lease, query, end_date, max_results)
+                if result.kind is None:
+                    try:
+                        return self._outcome(query, end_date, result, started)
+                    except ValueError:
+                        result = _Attempt(ErrorKind.UNKNOWN, "malformed Tavily results")
+                if result.kind is ErrorKind.AUTH:
+                    self._pool.report_auth_failure(lease)
+                    continue
+                if result.kind is ErrorKind.RATE_LIMIT:
+                    self._pool.report_rate_limited(lease, self._settings.key_cooldown_s)
+                    continue
+                if result.kind in _RETRY_KINDS and retries < self._settings.retry_max:
+                    await self._clock.sleep(backoff_delay(self._settings.backoff_s, retries))
+                    retries += 1
+                    continue
+                assert result.kind is not None
+                return self._failed(query, end_date, result.kind, started)
+
+    def _outcome(self, query: str, end_date: date, attempt: _Attempt, started: float) -> SearchOutcome:
+        results = parse_results(attempt.data, self._settings.result_max_chars)
+        answer = attempt.data.get("answer")
+        latency, _ = response_timing(attempt.response, self._clock, started)
+        return SearchOutcome(
+            query=query,
+            end_date=end_date,
+            results=results,
+            answer=answer if isinstance(answer, str) else None,
+            published_dates_raw=tuple(r.published_date for r in results),
+            audit=None,
+            error_kind=None,
+            latency_ms=latency,
+        )
+
+    def _failed(self, query: str, end_date: date, kind: ErrorKind, started: float) -> SearchOutcome:
+        return SearchOutcome(
+            query=query,
+            end_date=end_date,
+            results=(),
+            answer=None,
+            published_dates_raw=(),
+            audit=None,
+            error_kind=kind.value,
+            latency_ms=elapsed_ms(self._clock, started),
+        )
