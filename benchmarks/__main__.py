@@ -6,8 +6,7 @@ import importlib
 import sys
 
 #: Modules under ``benchmarks/`` exposing ``main() -> None``.
-BENCHMARKS: list[str] = ["store_writes", "analysis"]
-BENCHMARKS: list[str] = ["transport"]
+BENCHMARKS: list[str] = ["transport", "store_writes", "analysis"]
 
 
 def main() -> int:

@@ -20,9 +20,9 @@ from oracleproto.errors import (
     DatasetError,
     ErrorKind,
     OracleprotoError,
-    StoreError,
     ReplayMissError,
     SampleContextError,
+    StoreError,
 )
 from oracleproto.parser import Belief, clip_probability, parse_answer, parse_belief
 from oracleproto.prompts import RuntimeProtocols, prompt_templates_hash, render_prompt

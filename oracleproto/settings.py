@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
+from contextvars import ContextVar
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import (
     AliasChoices,
@@ -23,7 +24,7 @@ from pydantic import (
     ValidationError,
     field_validator,
 )
-from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
 
 from oracleproto.errors import ConfigError
 from oracleproto.hashing import redact_secret
@@ -77,10 +78,37 @@ StrMap = Annotated[dict[str, str], NoDecode]
 SecretList = Annotated[list[SecretStr], NoDecode]
 
 
+#: Off while a section is built from explicit values only (replay, simulator runs).
+_READ_ENVIRONMENT: ContextVar[bool] = ContextVar("oracleproto_read_environment", default=True)
+
+
 class _Section(BaseSettings):
     model_config = SettingsConfigDict(
         env_file=".env", extra="ignore", frozen=True, populate_by_name=True, case_sensitive=False
     )
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Environment and ``.env`` unless building from explicit values."""
+        if not _READ_ENVIRONMENT.get():
+            return (init_settings,)
+        return (init_settings, env_settings, dotenv_settings, file_secret_settings)
+
+    @classmethod
+    def from_values(cls, values: Mapping[str, Any]) -> Self:
+        """Build from ``values`` (field names) and defaults only, ignoring the environment."""
+        token = _READ_ENVIRONMENT.set(False)
+        try:
+            return cls(**values)
+        finally:
+            _READ_ENVIRONMENT.reset(token)
 
 
 class LLMSettings(_Section):
@@ -262,8 +290,6 @@ class RunSettings(_Section):
     """Search-call caps of the grid. ``GRID_C_LIST``."""
     mode: CacheMode = Field("replay", validation_alias=_env("ORACLEPROTO_MODE"))
     """Record/replay mode; replay (offline) unless told otherwise. ``ORACLEPROTO_MODE``."""
-    cassette_dir: Path | None = Field(None, validation_alias=_env("CASSETTE_DIR"))
-    """Cassette folder; empty means ``<run dir>/cassettes``. ``CASSETTE_DIR``."""
     cache_dir: Path = Field(Path("cache"), validation_alias=_env("ORACLEPROTO_CACHE_DIR"))
     """Rebuildable diskcache index of the cassettes. ``ORACLEPROTO_CACHE_DIR``."""
 

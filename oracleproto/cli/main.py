@@ -25,21 +25,26 @@ def cli() -> None:
 
 def _register() -> None:
     # Command modules are imported here, not at package import, to keep `import oracleproto` light.
+    from oracleproto.cli.cassettes import cache, cassettes
     from oracleproto.cli.dataset import dataset
     from oracleproto.cli.render import render_command
-
-    cli.add_command(dataset)
-    cli.add_command(render_command)
-    from oracleproto.cli.sim import sim_group
-
-    cli.add_command(sim_group)
     from oracleproto.cli.report import report
+    from oracleproto.cli.run import replay_command, run_command
+    from oracleproto.cli.sim import sim_group
+    from oracleproto.cli.sim_run import sim_run
 
-    cli.add_command(report)
-    from oracleproto.cli.cassettes import cache, cassettes
-
-    cli.add_command(cassettes)
-    cli.add_command(cache)
+    sim_group.add_command(sim_run)
+    for command in (
+        dataset,
+        render_command,
+        run_command,
+        replay_command,
+        report,
+        cassettes,
+        cache,
+        sim_group,
+    ):
+        cli.add_command(command)
 
 
 _register()

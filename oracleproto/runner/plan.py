@@ -13,6 +13,7 @@ from datetime import date
 from oracleproto.dataset.admission import Admission, admissible
 from oracleproto.dataset.models import Question
 from oracleproto.errors import ConfigError
+from oracleproto.store.naming import virtual_slug
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,7 @@ class GridCell:
     @property
     def virtual_slug(self) -> str:
         """``{real}::r{R}::c{C}`` — the name every run file uses for this cell."""
-        return f"{self.real_model}::r{self.results_per_search}::c{self.max_search_calls}"
+        return virtual_slug(self.real_model, self.results_per_search, self.max_search_calls)
 
 
 @dataclass(frozen=True)
@@ -98,9 +99,7 @@ def build_plan(
     cells: list[CellPlan] = []
     for model in real_models:
         cutoff = training_cutoffs[model]
-        verdicts = tuple(
-            QuestionPlan(q, admissible(q, cutoff, delta_days=delta_days)) for q in questions
-        )
+        verdicts = tuple(QuestionPlan(q, admissible(q, cutoff, delta_days=delta_days)) for q in questions)
         for r in r_list:
             for c in c_list:
                 cells.append(CellPlan(GridCell(model, r, c), cutoff, verdicts))

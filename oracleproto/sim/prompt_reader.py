@@ -14,8 +14,11 @@ from typing import Any, Literal
 
 Kind = Literal["yes_no", "binary_named", "single", "multi"]
 
-_EVENT = re.compile(r'event to be predicted:\s*"(?P<event>.+?)(?:\s*\(resolved around|"\s*$)', re.S | re.M)
-_END_TIME = re.compile(r"resolved around (\d{4}-\d{2}-\d{2})")
+# Both the paper's wording and the bundled demo templates' wording.
+_EVENT = re.compile(
+    r'(?:event to be predicted|outcome of this event):\s*"(?P<event>.+?)(?:\s*\(resolved around|"\s)', re.S
+)
+_END_TIME = re.compile(r"(?:resolved around|settled on) (\d{4}-\d{2}-\d{2})")
 _OPTION = re.compile(r"^([A-Z])\. (.+?)\"?$", re.M)
 _BOXED_PAIR = re.compile(r"\\boxed\{([^{}]+)\} or \\boxed\{([^{}]+)\}")
 _STATUS = re.compile(
@@ -65,7 +68,10 @@ def read_question(prompt: str) -> QuestionView | None:
     end = _END_TIME.search(prompt)
     options = tuple(label.strip() for _, label in _OPTION.findall(prompt))
     if options:
-        multi = "MULTI-SELECT" in prompt or "separated by commas" in prompt
+        lowered = prompt.lower()
+        multi = any(
+            marker in lowered for marker in ("multi-select", "separated by commas", "comma-separated")
+        )
         return QuestionView(event, end.group(1) if end else None, "multi" if multi else "single", options)
     pair = _BOXED_PAIR.search(prompt)
     if pair is None:

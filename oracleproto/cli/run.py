@@ -1,0 +1,161 @@
+"""``oracleproto run`` and ``oracleproto replay``: the forecasting run, recorded or replayed."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import sys
+import tempfile
+from pathlib import Path
+
+import click
+
+from oracleproto.analysis import analyze_run, write_analysis
+from oracleproto.analysis.tables import render_markdown
+from oracleproto.clock import SystemClock
+from oracleproto.dataset.demo import demo_db_path
+from oracleproto.errors import AuthError
+from oracleproto.runner.execute import RunOptions, RunSummary, execute_run
+from oracleproto.runner.replay import ReplayReport, replay_run
+from oracleproto.settings import CacheMode, Settings, load_settings
+from oracleproto.store import RunDir
+
+MAIN_TABLES = ("table3_overall", "table4_buckets", "table5_consistency")
+#: Exit status when the run was aborted by an authentication failure (resumable).
+EXIT_AUTH = 3
+#: Exit status when a replay did not reproduce the recording.
+EXIT_MISMATCH = 1
+
+
+def write_run_analysis(run: RunDir, settings: Settings) -> None:
+    """The post-run pass: write ``analysis/`` under the run's own analysis settings."""
+    result = analyze_run(
+        run.root,
+        settings.analysis.convention,
+        bootstrap_samples=settings.analysis.bootstrap_samples,
+        seed=settings.analysis.seed,
+    )
+    write_analysis(result, run.analysis_dir)
+
+
+def resolve_dataset(value: str | None, settings: Settings) -> Path:
+    """``demo`` or empty → the bundled demo DB; otherwise the given path."""
+    if value in (None, "", "demo"):
+        if value is None and settings.run.source_db is not None:
+            return settings.run.source_db
+        return demo_db_path()
+    return Path(value)
+
+
+def _print_tables(run: RunDir) -> None:
+    result = analyze_run(run.root, bootstrap_samples=0)
+    for name in MAIN_TABLES:
+        click.echo(render_markdown(result, name))
+
+
+@click.command("run")
+@click.option("--record", "mode", flag_value="record", help="Call providers live and record every exchange.")
+@click.option(
+    "--replay",
+    "mode",
+    flag_value="replay",
+    help="Re-execute from the run's cassettes, offline (default when no mode is given).",
+)
+@click.option("--dataset", default=None, help="Source DB path, or 'demo' (default: SOURCE_DB or the demo).")
+@click.option("--run-id", default=None, help="Resume (or replay into) this run id; default: a new one.")
+@click.option("--runs-root", type=click.Path(path_type=Path, file_okay=False), default=None)
+@click.option("--env-file", type=click.Path(path_type=Path, dir_okay=False), default=Path(".env"))
+@click.option("--no-progress", is_flag=True, help="Never draw the progress display.")
+@click.option("--no-report", is_flag=True, help="Skip the analysis pass at the end.")
+def run_command(
+    *,
+    mode: CacheMode | None,
+    dataset: str | None,
+    run_id: str | None,
+    runs_root: Path | None,
+    env_file: Path,
+    no_progress: bool,
+    no_report: bool,
+) -> None:
+    """Run the forecasting benchmark (admission, ReAct loop, store, analysis)."""
+    settings = load_settings(env_file if env_file.exists() else None)
+    chosen: CacheMode = mode or settings.run.mode
+    options = RunOptions(
+        settings=settings,
+        source_db=resolve_dataset(dataset, settings),
+        runs_root=runs_root or settings.run.runs_root,
+        mode=chosen,
+        run_id=run_id,
+        progress=not no_progress,
+        after=None if no_report else write_run_analysis,
+    )
+    try:
+        summary = asyncio.run(execute_run(options, clock=SystemClock(), rand=secrets.SystemRandom()))
+    except AuthError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_AUTH)
+    _report_summary(summary)
+    if not no_report:
+        _print_tables(summary.run)
+    click.echo(str(summary.run.root))
+
+
+def _report_summary(summary: RunSummary) -> None:
+    errors = ", ".join(f"{k}={v}" for k, v in sorted(summary.errors.items())) or "none"
+    click.echo(
+        f"run {summary.run.run_id}: {summary.slots_total} slots, {summary.slots_done_before} already done, "
+        f"{summary.slots_run} run now; call errors: {errors}",
+        err=True,
+    )
+
+
+@click.command("replay")
+@click.argument("run")
+@click.option("--runs-root", type=click.Path(path_type=Path, file_okay=False), default=None)
+@click.option("--dataset", type=click.Path(path_type=Path, dir_okay=False), default=None)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="Where the replayed run directory goes (default: a new temporary folder).",
+)
+@click.option("--no-progress", is_flag=True)
+def replay_command(
+    *, run: str, runs_root: Path | None, dataset: Path | None, out: Path | None, no_progress: bool
+) -> None:
+    """Replay RUN (a run directory or run id) offline and compare it with the recording."""
+    settings = load_settings(None)
+    original = RunDir.resolve(run, runs_root or settings.run.runs_root)
+    out_root = out or Path(tempfile.mkdtemp(prefix="oracleproto-replay-"))
+    report = asyncio.run(
+        replay_run(
+            original.root,
+            out_root,
+            clock=SystemClock(),
+            rand=secrets.SystemRandom(),
+            dataset=dataset,
+            progress=not no_progress,
+            after=write_run_analysis if _has_analysis(original) else None,
+        )
+    )
+    _print_verdict(report)
+    if not report.ok:
+        sys.exit(EXIT_MISMATCH)
+
+
+def _has_analysis(run: RunDir) -> bool:
+    return run.analysis_dir.is_dir() and any(run.analysis_dir.iterdir())
+
+
+def _print_verdict(report: ReplayReport) -> None:
+    width = max(len(c.what) for c in report.checks)
+    for check in report.checks:
+        mark = "match" if check.ok else "DIFFERS"
+        line = f"  {check.what.ljust(width)}  {mark}"
+        if check.detail:
+            line += f"  — {check.detail}"
+        click.echo(line)
+    matched = sum(c.ok for c in report.checks)
+    verdict = "reproduced byte for byte" if report.ok else "did NOT reproduce"
+    click.echo(f"replay of {report.original} {verdict} ({matched}/{len(report.checks)} checks match)")
+    click.echo(f"replayed run: {report.replayed}")

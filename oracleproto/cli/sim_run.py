@@ -1,0 +1,86 @@
+"""``oracleproto sim run``: record a full run against the simulator, no API keys needed."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import sys
+from pathlib import Path
+
+import click
+
+from oracleproto.cli.run import EXIT_AUTH, _print_tables, _report_summary, resolve_dataset, write_run_analysis
+from oracleproto.clock import SystemClock
+from oracleproto.errors import AuthError
+from oracleproto.runner.execute import RunOptions, execute_run
+from oracleproto.sim.faults import FaultConfig
+from oracleproto.sim.harness import SIM_LLM_KEY, SimRunSpec, simulated_settings
+from oracleproto.sim.server import SimConfig, Simulator
+
+_RATE = click.FloatRange(0.0, 1.0)
+
+
+@click.command("run")
+@click.option("--dataset", default="demo", show_default=True, help="Source DB path, or 'demo'.")
+@click.option("--models", "n_models", type=click.IntRange(1, 6), default=3, show_default=True)
+@click.option("--samples", type=click.IntRange(1, 20), default=3, show_default=True)
+@click.option("--runs-root", type=click.Path(path_type=Path, file_okay=False), default=Path("runs"))
+@click.option("--run-id", default=None, help="Resume this run id (same arguments) or name a new run.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Simulator seed.")
+@click.option("--latency-ms", type=click.FloatRange(0.0), default=0.0, show_default=True)
+@click.option("--fail-5xx", type=_RATE, default=0.0, show_default=True)
+@click.option("--fail-429", type=_RATE, default=0.0, show_default=True)
+@click.option("--fail-timeout", type=_RATE, default=0.0, show_default=True)
+@click.option("--revoke-llm-key", is_flag=True, help="Make the simulator reject the LLM key (401).")
+@click.option("--no-detector", is_flag=True, help="Run without the leak detector.")
+@click.option("--no-report", is_flag=True)
+@click.option("--no-progress", is_flag=True)
+def sim_run(
+    *,
+    dataset: str,
+    n_models: int,
+    samples: int,
+    runs_root: Path,
+    run_id: str | None,
+    seed: int,
+    latency_ms: float,
+    fail_5xx: float,
+    fail_429: float,
+    fail_timeout: float,
+    revoke_llm_key: bool,
+    no_detector: bool,
+    no_report: bool,
+    no_progress: bool,
+) -> None:
+    """Start the simulator, record a run through the normal `run --record` path, print its directory."""
+    if fail_5xx + fail_429 + fail_timeout > 1.0:
+        raise click.UsageError("--fail-5xx + --fail-429 + --fail-timeout must not exceed 1")
+    faults = FaultConfig(
+        latency_ms=latency_ms,
+        fail_5xx=fail_5xx,
+        fail_429=fail_429,
+        fail_timeout=fail_timeout,
+        retry_after_s=0,
+        revoked_keys=frozenset({SIM_LLM_KEY}) if revoke_llm_key else frozenset(),
+    )
+    spec = SimRunSpec(models=n_models, samples=samples, runs_root=runs_root, detector=not no_detector)
+    with Simulator(SimConfig(seed=seed, chat=faults, search=faults)) as sim:
+        settings = simulated_settings(sim, spec)
+        options = RunOptions(
+            settings=settings,
+            source_db=resolve_dataset(dataset, settings),
+            runs_root=runs_root,
+            mode="record",
+            run_id=run_id,
+            progress=not no_progress,
+            after=None if no_report else write_run_analysis,
+        )
+        try:
+            summary = asyncio.run(execute_run(options, clock=SystemClock(), rand=random.Random(seed)))
+        except AuthError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(EXIT_AUTH)
+    _report_summary(summary)
+    if not no_report:
+        _print_tables(summary.run)
+    click.echo(str(summary.run.root))

@@ -1,0 +1,412 @@
+"""Execute a run: admission first, then every pending (cell, question, sample) slot.
+
+Record mode calls the providers live through the cache and stores what comes back; replay mode
+re-executes the same pipeline from the cassettes with no socket. Resume is the paper's rule:
+rerunning a run id redoes exactly the slots that are not done.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from oracleproto import __version__
+from oracleproto.agent import run_sample
+from oracleproto.agent.result import SampleResult
+from oracleproto.clock import Clock
+from oracleproto.context import CallContext
+from oracleproto.errors import AuthError, OracleprotoError, StoreError
+from oracleproto.prompts import RuntimeProtocols, render_prompt
+from oracleproto.providers import WEB_SEARCH_SCHEMA
+from oracleproto.runner.channels import open_channels
+from oracleproto.runner.identity import RunIdentity, resolve_identity
+from oracleproto.runner.plan import CellPlan, RunPlan, build_plan
+from oracleproto.runner.progress import RunProgress
+from oracleproto.runner.runlog import RunLog
+from oracleproto.settings import CacheMode, Settings
+from oracleproto.store import (
+    CassettesInfo,
+    Filters,
+    Grid,
+    Hashes,
+    Manifest,
+    ModelStore,
+    RunDir,
+    RunMeta,
+    format_timestamp,
+    model_file_map,
+    new_run_id,
+    parse_timestamp,
+)
+from oracleproto.store.naming import RandomBits
+from oracleproto.transport import RecordReplay
+
+CASSETTES_DIR_NAME = "cassettes"
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """What a replay takes from the recording instead of the clock or the live settings."""
+
+    started_at: datetime
+    finished_at: datetime | None
+    config_snapshot: dict[str, Any]
+    cassettes_mode: CacheMode
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """One invocation of the runner."""
+
+    settings: Settings
+    source_db: Path
+    runs_root: Path
+    mode: CacheMode = "record"
+    run_id: str | None = None
+    recorded: Recorded | None = None
+    cache_dir: Path | None = None
+    progress: bool = True
+    #: Called with the run directory after the DBs are complete (the analysis pass).
+    after: Callable[[RunDir, Settings], None] | None = None
+
+
+@dataclass
+class RunSummary:
+    """What a finished (or resumed) run did."""
+
+    run: RunDir
+    slots_total: int
+    slots_done_before: int
+    slots_run: int
+    errors: dict[str, int] = field(default_factory=dict)
+
+
+def build_manifest(
+    run_id: str,
+    identity: RunIdentity,
+    plan: RunPlan,
+    settings: Settings,
+    *,
+    started_at: datetime,
+    finished_at: datetime | None,
+    cassettes: CassettesInfo,
+) -> Manifest:
+    """The run-layout manifest (plus the cassette pointer) for this run."""
+    slugs = list(plan.virtual_slugs)
+    return Manifest(
+        run_id=run_id,
+        sampling_n=plan.sampling_n,
+        models=slugs,
+        model_files=model_file_map(slugs),
+        model_training_cutoffs={m: d.isoformat() for m, d in identity.training_cutoffs.items()},
+        filters=Filters(**identity.filters),
+        hashes=Hashes(
+            source_db=identity.source_db_hash,
+            metadata=identity.metadata_hash,
+            prompt_templates=identity.prompt_templates_hash,
+        ),
+        reflection_protocol_hash=identity.reflection_protocol_hash,
+        belief_protocol_hash=identity.belief_protocol_hash,
+        grid=Grid(
+            r_list=list(settings.run.grid_r_list),
+            c_list=list(settings.run.grid_c_list),
+            default_r=settings.run.grid_r_list[0],
+            default_c=settings.run.grid_c_list[0],
+            real_models=list(settings.llm.models),
+            n_cells=len(slugs),
+        ),
+        started_at=format_timestamp(started_at),
+        finished_at=None if finished_at is None else format_timestamp(finished_at),
+        cassettes=cassettes,
+        oracleproto_version=__version__,
+    )
+
+
+_IDENTITY_KEYS = (
+    "sampling_n",
+    "models",
+    "model_files",
+    "model_training_cutoffs",
+    "filters",
+    "hashes",
+    "reflection_protocol_hash",
+    "belief_protocol_hash",
+    "grid",
+)
+
+
+def _check_resumable(existing: Manifest, fresh: Manifest) -> None:
+    old = existing.model_dump(mode="json")
+    new = fresh.model_dump(mode="json")
+    changed = [k for k in _IDENTITY_KEYS if old.get(k) != new.get(k)]
+    if changed:
+        raise StoreError(
+            f"run {existing.run_id} was started with a different "
+            + ", ".join(changed)
+            + "; resume needs the same dataset, models, grid and protocols — pick a new run id to start over"
+        )
+
+
+def _cell_prompts(cell: CellPlan, identity: RunIdentity, settings: Settings) -> dict[str, str]:
+    react = settings.react.model_copy(update={"max_search_calls": cell.cell.max_search_calls})
+    protocols = RuntimeProtocols.from_settings(react)
+    return {
+        qp.question.id: render_prompt(qp.question, identity.templates, protocols=protocols)
+        for qp in cell.questions
+    }
+
+
+async def execute_run(options: RunOptions, *, clock: Clock, rand: RandomBits) -> RunSummary:
+    """Run (or resume, or replay) one run; returns what it did. Raises ``AuthError`` on 401/403."""
+    settings = options.settings
+    live = options.mode != "replay"
+    if live:
+        settings.validate_for_live()
+    else:
+        settings.validate_static()
+    recorded = options.recorded
+    identity = resolve_identity(
+        settings, options.source_db, snapshot_override=recorded.config_snapshot if recorded else None
+    )
+    plan = build_plan(
+        identity.questions,
+        real_models=settings.llm.models,
+        training_cutoffs=identity.training_cutoffs,
+        r_list=settings.run.grid_r_list,
+        c_list=settings.run.grid_c_list,
+        sampling_n=settings.run.sampling_n,
+        delta_days=settings.run.delta_days,
+    )
+    run_id = options.run_id or new_run_id(clock, rand)
+    run = RunDir.create(options.runs_root, run_id)
+    existing = run.load_manifest() if run.manifest_path.is_file() else None
+    if recorded is not None:
+        started_at = recorded.started_at
+    elif existing is not None:
+        started_at = parse_timestamp(existing.started_at)
+    else:
+        started_at = clock.now()
+    cassettes_mode: CacheMode = recorded.cassettes_mode if recorded else options.mode
+    manifest = build_manifest(
+        run_id,
+        identity,
+        plan,
+        settings,
+        started_at=started_at,
+        finished_at=None,
+        cassettes=CassettesInfo(dir=CASSETTES_DIR_NAME, root_digest=None, mode=cassettes_mode),
+    )
+    if existing is not None:
+        _check_resumable(existing, manifest)
+    run.write_manifest(manifest)
+
+    log = RunLog(run.log_path, clock)
+    log.event(
+        "run_started",
+        run_id=run_id,
+        mode=options.mode,
+        models=list(plan.virtual_slugs),
+        questions=len(identity.questions),
+        sampling_n=plan.sampling_n,
+        resumed=existing is not None,
+    )
+    stores: dict[str, ModelStore] = {}
+    summary = RunSummary(run, plan.total_slots(), 0, 0)
+    try:
+        jobs, totals, done = _prepare_stores(
+            plan=plan,
+            identity=identity,
+            settings=settings,
+            run=run,
+            run_id=run_id,
+            started_at=started_at,
+            stores=stores,
+        )
+        summary.slots_done_before = sum(done.values())
+        await _run_jobs(
+            jobs=jobs,
+            options=options,
+            identity=identity,
+            settings=settings,
+            run=run,
+            clock=clock,
+            stores=stores,
+            summary=summary,
+            log=log,
+            totals=totals,
+            done=done,
+        )
+        finished_at = recorded.finished_at if recorded and recorded.finished_at else clock.now()
+        for store in stores.values():
+            store.finish(finished_at)
+    finally:
+        for store in stores.values():
+            store.close()
+    cache_root = (
+        RecordReplay(run.cassettes_dir, clock=clock, mode="replay").root_digest()
+        if any(run.cassettes_dir.iterdir())
+        else None
+    )
+    manifest = build_manifest(
+        run_id,
+        identity,
+        plan,
+        settings,
+        started_at=started_at,
+        finished_at=finished_at,
+        cassettes=CassettesInfo(dir=CASSETTES_DIR_NAME, root_digest=cache_root, mode=cassettes_mode),
+    )
+    run.write_manifest(manifest)
+    if options.after is not None:
+        options.after(run, settings)
+    log.event("run_finished", slots_run=summary.slots_run, errors=summary.errors)
+    log.close()
+    return summary
+
+
+Job = tuple[CellPlan, str, int, str]
+
+
+def _prepare_stores(
+    *,
+    plan: RunPlan,
+    identity: RunIdentity,
+    settings: Settings,
+    run: RunDir,
+    run_id: str,
+    started_at: datetime,
+    stores: dict[str, ModelStore],
+) -> tuple[list[Job], dict[str, int], dict[str, int]]:
+    """Open every per-model DB, pre-seed cutoff exclusions, list the pending slots in plan order."""
+    jobs: list[Job] = []
+    totals: dict[str, int] = {}
+    done: dict[str, int] = {}
+    n = plan.sampling_n
+    for cell in plan.cells:
+        slug = cell.cell.virtual_slug
+        react_hashes = identity.protocols.fingerprints()
+        meta = RunMeta(
+            run_id=run_id,
+            model=slug,
+            sampling_n=n,
+            config_snapshot=identity.config_snapshot,
+            filters_snapshot=identity.filters,
+            source_db_hash=identity.source_db_hash,
+            metadata_hash=identity.metadata_hash,
+            prompt_templates_hash=identity.prompt_templates_hash,
+            training_cutoff=cell.training_cutoff,
+            started_at=started_at,
+            reflection_protocol_text=identity.protocols.reflection_text,
+            reflection_protocol_hash=react_hashes["reflection_protocol_hash"],
+            belief_protocol_text=identity.protocols.belief_text,
+            belief_protocol_hash=react_hashes["belief_protocol_hash"],
+        )
+        store = ModelStore.open(
+            run.db_path(slug),
+            meta=meta,
+            questions=identity.questions,
+            templates=identity.templates,
+            imported_at=started_at,
+        )
+        stores[slug] = store
+        finished = store.done_slots()
+        prompts = _cell_prompts(cell, identity, settings)
+        for qp in cell.excluded:
+            for sample in range(n):
+                if (qp.question.id, sample) not in finished:
+                    store.write_sample(qp.question.id, sample, None, SampleResult.skipped(started_at))
+        admitted_ids = [qp.question.id for qp in cell.admitted]
+        for question_id, sample in store.pending_slots(admitted_ids, n):
+            jobs.append((cell, question_id, sample, prompts[question_id]))
+        totals[slug] = len(cell.questions) * n
+        done[slug] = totals[slug] - sum(1 for job in jobs if job[0] is cell)
+    return jobs, totals, done
+
+
+async def _run_jobs(
+    *,
+    jobs: list[Job],
+    options: RunOptions,
+    identity: RunIdentity,
+    settings: Settings,
+    run: RunDir,
+    clock: Clock,
+    stores: dict[str, ModelStore],
+    summary: RunSummary,
+    log: RunLog,
+    totals: dict[str, int],
+    done: dict[str, int],
+) -> None:
+    """Run the pending slots concurrently; the first AuthError cancels the rest."""
+    if not jobs:
+        return
+    live = options.mode != "replay"
+    questions = {q.id: q for q in identity.questions}
+    cache = RecordReplay(run.cassettes_dir, clock=clock, mode=options.mode, cache_dir=options.cache_dir)
+    channels = open_channels(settings, cache, clock, live=live)
+    in_flight = asyncio.Semaphore(max(1, settings.llm.max_concurrency * 4))
+    failure: BaseException | None = None
+
+    async def one(job: Job, progress: RunProgress) -> None:
+        cell, question_id, sample, prompt = job
+        slug = cell.cell.virtual_slug
+        question = questions[question_id]
+        admission = next(qp.admission for qp in cell.admitted if qp.question.id == question_id)
+        react = settings.react.model_copy(update={"max_search_calls": cell.cell.max_search_calls})
+        searching = cell.cell.max_search_calls > 0
+        async with in_flight:
+            result = await run_sample(
+                question=question,
+                user_prompt=prompt,
+                model=cell.cell.real_model,
+                chat=channels.chat,
+                search=channels.search if searching else None,
+                tools=[WEB_SEARCH_SCHEMA] if searching else [],
+                react=react,
+                max_results=cell.cell.results_per_search,
+                prediction_cutoff=admission.prediction_cutoff,
+                context=CallContext(slug, question_id, sample),
+                clock=clock,
+                write_trace=settings.run.write_messages_trace,
+                belief=settings.react.belief_protocol,
+            )
+        stores[slug].write_sample(question_id, sample, prompt, result)
+        summary.slots_run += 1
+        if result.error:
+            summary.errors[result.error] = summary.errors.get(result.error, 0) + 1
+        log.event(
+            "sample_done",
+            model=slug,
+            question=question_id,
+            sample=sample,
+            error=result.error,
+            parse_ok=result.parse_ok,
+        )
+        progress.advance(slug)
+
+    try:
+        with RunProgress(totals, done, enabled=options.progress) as progress:
+            async with asyncio.TaskGroup() as group:
+                for job in jobs:
+                    group.create_task(one(job, progress))
+    except* AuthError as auth_group:
+        failure = auth_group.exceptions[0]
+    except* OracleprotoError as group_error:
+        failure = group_error.exceptions[0]
+    finally:
+        await channels.aclose()
+        cache.close()
+    if isinstance(failure, AuthError):
+        log.event("run_aborted", reason="auth", message=str(failure))
+        raise AuthError(
+            f"{failure}\nrun {run.run_id} stopped and is resumable: fix the key, then rerun with "
+            f"--run-id {run.run_id} (finished samples are kept)",
+            status_code=failure.status_code,
+        ) from failure
+    if failure is not None:
+        log.event("run_aborted", reason=type(failure).__name__, message=str(failure))
+        raise failure

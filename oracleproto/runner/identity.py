@@ -1,0 +1,109 @@
+"""What a run is made of and fingerprinted by: dataset, filters, hash chain, config snapshot.
+
+Computed once, before any network call, so the manifest and every ``run_meta`` row carry the
+same identity and a resume can check it has not changed underneath.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from oracleproto.dataset.admission import parse_training_cutoff
+from oracleproto.dataset.hashes import metadata_hash, source_db_hash
+from oracleproto.dataset.loader import load_questions, load_templates, read_features_json
+from oracleproto.dataset.models import PromptTemplates, Question
+from oracleproto.errors import ConfigError
+from oracleproto.prompts import RuntimeProtocols, prompt_templates_hash
+from oracleproto.providers.detector import detector_prompt_hash
+from oracleproto.settings import Settings
+
+#: Settings that locate files or select the mode; they do not change what is asked of a model,
+#: so they stay out of the config snapshot (a replay elsewhere must produce the same snapshot).
+_LOCATION_FIELDS = {"run": ("mode", "source_db", "runs_root", "cassette_dir", "cache_dir"), "analysis": ()}
+
+
+@dataclass(frozen=True)
+class RunIdentity:
+    """Questions, templates and every fingerprint of one run."""
+
+    source_db: Path
+    questions: tuple[Question, ...]
+    templates: PromptTemplates
+    source_db_hash: str
+    metadata_hash: str
+    prompt_templates_hash: str
+    protocols: RuntimeProtocols
+    training_cutoffs: dict[str, Any]
+    filters: dict[str, Any]
+    config_snapshot: dict[str, Any]
+
+    @property
+    def reflection_protocol_hash(self) -> str | None:
+        """sha256-16 of the reflection scaffold, None when off."""
+        return self.protocols.fingerprints()["reflection_protocol_hash"]
+
+    @property
+    def belief_protocol_hash(self) -> str | None:
+        """sha256-16 of the belief block, None when off."""
+        return self.protocols.fingerprints()["belief_protocol_hash"]
+
+
+def config_snapshot(settings: Settings) -> dict[str, Any]:
+    """The redacted settings plus the detector fingerprint (paper Table 7), locations removed."""
+    snapshot = settings.snapshot()
+    for section, names in _LOCATION_FIELDS.items():
+        for name in names:
+            snapshot[section].pop(name, None)
+    snapshot["leak_detector_enabled"] = settings.detector.enabled
+    snapshot["leak_detector_model"] = settings.detector.model if settings.detector.enabled else None
+    snapshot["leak_detector_prompt_hash"] = detector_prompt_hash() if settings.detector.enabled else None
+    return snapshot
+
+
+def resolve_identity(
+    settings: Settings, source_db: Path, *, snapshot_override: dict[str, Any] | None = None
+) -> RunIdentity:
+    """Load and filter the questions, compute the hash chain; no network."""
+    questions = load_questions(source_db, settings.run.source_table)
+    templates = load_templates(source_db)
+    wanted_types = settings.run.question_types
+    wanted_choices = settings.run.choice_types
+    selected = tuple(
+        q
+        for q in questions
+        if (not wanted_types or q.question_type in wanted_types)
+        and (not wanted_choices or q.choice_type in wanted_choices)
+    )
+    if not selected:
+        raise ConfigError(
+            f"no question of {source_db} matches QUESTION_TYPES={wanted_types} CHOICE_TYPES={wanted_choices}"
+        )
+    cutoffs: dict[str, Any] = {}
+    for model in settings.llm.models:
+        raw = settings.llm.training_cutoffs.get(model)
+        if raw is None:
+            raise ConfigError(
+                f"MODEL_TRAINING_CUTOFFS has no cutoff for {model!r}; add '{model}=YYYY-MM' "
+                "(month granularity means the last day of that month)"
+            )
+        cutoffs[model] = parse_training_cutoff(raw)
+    filters = {
+        "question_types": sorted(wanted_types) if wanted_types else None,
+        "choice_types": sorted(wanted_choices) if wanted_choices else None,
+        "question_count": len(selected),
+        "question_ids": [q.id for q in selected],
+    }
+    return RunIdentity(
+        source_db=source_db,
+        questions=selected,
+        templates=templates,
+        source_db_hash=source_db_hash(source_db),
+        metadata_hash=metadata_hash(read_features_json(source_db)),
+        prompt_templates_hash=prompt_templates_hash(templates),
+        protocols=RuntimeProtocols.from_settings(settings.react),
+        training_cutoffs=cutoffs,
+        filters=filters,
+        config_snapshot=snapshot_override if snapshot_override is not None else config_snapshot(settings),
+    )

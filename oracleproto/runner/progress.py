@@ -1,0 +1,52 @@
+"""Progress display: ``[done/total]`` per model with an ETA, quiet when stderr is not a TTY."""
+
+from __future__ import annotations
+
+import sys
+from types import TracebackType
+from typing import TextIO
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
+
+
+class RunProgress:
+    """One bar per virtual model; a no-op unless enabled and attached to a terminal."""
+
+    def __init__(
+        self, totals: dict[str, int], done: dict[str, int], *, enabled: bool, stream: TextIO | None = None
+    ):
+        out = stream or sys.stderr
+        self._active = enabled and out.isatty()
+        self._progress: Progress | None = None
+        self._tasks: dict[str, TaskID] = {}
+        if self._active:
+            self._progress = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeRemainingColumn(),
+                console=Console(file=out),
+                transient=False,
+            )
+            for slug, total in totals.items():
+                self._tasks[slug] = self._progress.add_task(slug, total=total, completed=done.get(slug, 0))
+
+    def advance(self, slug: str) -> None:
+        """One more slot of ``slug`` is done."""
+        if self._progress is not None:
+            self._progress.advance(self._tasks[slug])
+
+    def __enter__(self) -> RunProgress:
+        if self._progress is not None:
+            self._progress.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._progress is not None:
+            self._progress.stop()

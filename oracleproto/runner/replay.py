@@ -1,0 +1,141 @@
+"""Replay a recorded run offline into a fresh run directory and compare it with the recording."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from oracleproto.clock import Clock
+from oracleproto.dataset.demo import demo_db_path
+from oracleproto.dataset.hashes import source_db_hash
+from oracleproto.errors import StoreError
+from oracleproto.runner.execute import Recorded, RunOptions, RunSummary, execute_run
+from oracleproto.runner.reconstruct import settings_from_snapshot
+from oracleproto.settings import Settings
+from oracleproto.store import ModelStore, RunDir, logical_dump, parse_timestamp
+from oracleproto.store.naming import RandomBits
+
+
+@dataclass(frozen=True)
+class Check:
+    """One comparison between the recorded and the replayed run."""
+
+    what: str
+    ok: bool
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class ReplayReport:
+    """Verdict of a replay: every check, and where the replayed run was written."""
+
+    original: Path
+    replayed: Path
+    checks: tuple[Check, ...]
+    summary: RunSummary
+
+    @property
+    def ok(self) -> bool:
+        """True only when everything matched byte for byte."""
+        return all(c.ok for c in self.checks)
+
+
+def find_dataset(expected_hash: str, candidates: list[Path]) -> Path:
+    """The first candidate source DB whose sha256 is the recorded one."""
+    for path in candidates:
+        if path.is_file() and source_db_hash(path) == expected_hash:
+            return path
+    tried = ", ".join(str(p) for p in candidates) or "none"
+    raise StoreError(
+        f"no dataset with the recorded source_db hash {expected_hash[:16]}… (tried: {tried}); "
+        "pass --dataset PATH with the exact source DB the run was recorded on"
+    )
+
+
+def _first_divergence(a: str, b: str) -> str:
+    for i, (left, right) in enumerate(zip(a.splitlines(), b.splitlines(), strict=False)):
+        if left != right:
+            return f"line {i + 1}: recorded {left[:160]!r} vs replayed {right[:160]!r}"
+    return f"lengths differ ({len(a)} vs {len(b)} chars)"
+
+
+def compare_runs(original: RunDir, replayed: RunDir) -> list[Check]:
+    """Manifest bytes, each DB's logical content, every analysis file, byte for byte."""
+    checks: list[Check] = []
+    a = original.manifest_path.read_text(encoding="utf-8")
+    b = replayed.manifest_path.read_text(encoding="utf-8")
+    checks.append(Check("manifest.json", a == b, "" if a == b else _first_divergence(a, b)))
+    manifest = original.load_manifest()
+    for path in original.model_db_paths(manifest).values():
+        other = replayed.root / path.relative_to(original.root)
+        if not other.is_file():
+            checks.append(Check(f"db/{path.name}", False, "missing from the replay"))
+            continue
+        left, right = logical_dump(path), logical_dump(other)
+        checks.append(
+            Check(f"db/{path.name}", left == right, "" if left == right else _first_divergence(left, right))
+        )
+    if original.analysis_dir.is_dir():
+        for file in sorted(p for p in original.analysis_dir.rglob("*") if p.is_file()):
+            rel = file.relative_to(original.root)
+            twin = replayed.root / rel
+            same = twin.is_file() and twin.read_bytes() == file.read_bytes()
+            checks.append(
+                Check(str(rel), same, "" if same else ("missing" if not twin.is_file() else "bytes differ"))
+            )
+    return checks
+
+
+async def replay_run(
+    original_dir: Path,
+    out_root: Path,
+    *,
+    clock: Clock,
+    rand: RandomBits,
+    dataset: Path | None = None,
+    progress: bool = True,
+    after: Callable[[RunDir, Settings], None] | None = None,
+) -> ReplayReport:
+    """Re-execute ``original_dir`` from its cassettes (no socket) into ``out_root/<run id>``."""
+    original = RunDir.open(original_dir)
+    manifest = original.load_manifest()
+    if manifest.cassettes is None:
+        raise StoreError(
+            f"{original.manifest_path}: no 'cassettes' entry — this run was not recorded by oracleproto's "
+            "record/replay cache, so it cannot be replayed (re-score it with `oracleproto report`)"
+        )
+    db_paths = original.model_db_paths(manifest)
+    if not db_paths:
+        raise StoreError(f"{original.manifest_path}: the run lists no models")
+    first_db = next(iter(db_paths.values()))
+    with ModelStore.open_existing(first_db) as store:
+        meta = store.read_meta()
+    settings = settings_from_snapshot(meta.config_snapshot, where=first_db)
+    candidates = [dataset] if dataset is not None else [demo_db_path()]
+    source = find_dataset(manifest.hashes.source_db, candidates)
+    target = out_root / manifest.run_id
+    if target.exists():
+        raise StoreError(f"{target} already exists; choose an empty --out for the replay")
+    target.mkdir(parents=True)
+    shutil.copytree(original.cassettes_dir, target / "cassettes", dirs_exist_ok=True)
+    recorded = Recorded(
+        started_at=parse_timestamp(manifest.started_at),
+        finished_at=None if manifest.finished_at is None else parse_timestamp(manifest.finished_at),
+        config_snapshot=meta.config_snapshot,
+        cassettes_mode=manifest.cassettes.mode,
+    )
+    options = RunOptions(
+        settings=settings,
+        source_db=source,
+        runs_root=out_root,
+        mode="replay",
+        run_id=manifest.run_id,
+        recorded=recorded,
+        progress=progress,
+        after=after,
+    )
+    summary = await execute_run(options, clock=clock, rand=rand)
+    replayed = RunDir.open(target)
+    return ReplayReport(original.root, replayed.root, tuple(compare_runs(original, replayed)), summary)

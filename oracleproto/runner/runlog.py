@@ -1,0 +1,33 @@
+"""The structured run log ``logs/{run_id}.log``: one JSON object per line."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+from oracleproto.clock import Clock
+
+
+class RunLog:
+    """Append-only JSON-lines log of a run (never holds secrets: no settings, no headers)."""
+
+    def __init__(self, path: Path, clock: Clock) -> None:
+        self._clock = clock
+        self._logger = logging.getLogger(f"oracleproto.run.{path.stem}")
+        self._logger.setLevel(logging.INFO)
+        self._logger.propagate = False
+        self._handler = logging.FileHandler(path, encoding="utf-8")
+        self._handler.setFormatter(logging.Formatter("%(message)s"))
+        self._logger.addHandler(self._handler)
+
+    def event(self, name: str, **fields: Any) -> None:
+        """Write one event with a UTC timestamp."""
+        record = {"ts": self._clock.now().isoformat(), "event": name, **fields}
+        self._logger.info(json.dumps(record, sort_keys=True, ensure_ascii=False, default=str))
+
+    def close(self) -> None:
+        """Flush and detach the file handler."""
+        self._logger.removeHandler(self._handler)
+        self._handler.close()

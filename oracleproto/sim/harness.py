@@ -1,0 +1,109 @@
+"""Settings that point a run at a running simulator (``oracleproto sim run``, tests, benchmarks).
+
+Built with ``model_validate`` so nothing leaks in from the caller's environment or ``.env``:
+a simulated run with the same arguments is the same run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from oracleproto.settings import (
+    AnalysisSettings,
+    DetectorSettings,
+    LLMSettings,
+    ReactSettings,
+    RunSettings,
+    SearchSettings,
+    Settings,
+)
+from oracleproto.sim.personas import DETECTOR_SLUG
+from oracleproto.sim.server import Simulator
+
+#: Simulated models in the order ``--models N`` takes them, with their training cutoffs.
+#: The last one's cutoff falls inside the demo dataset's range, so admission excludes some questions.
+SIM_MODELS: tuple[tuple[str, str], ...] = (
+    ("sim/careful", "2026-01"),
+    ("sim/hasty", "2025-12-15"),
+    ("sim/sloppy", "2026-03-20"),
+    ("sim/greedy", "2026-02"),
+    ("sim/oracle", "2025-11"),
+    ("sim/random", "2026-02-10"),
+)
+#: Fake credentials the simulator accepts (it answers 401 only for keys it is told are revoked).
+SIM_LLM_KEY = "sim-llm-key-0001"
+SIM_TAVILY_KEY = "sim-tavily-key-0001"
+
+
+@dataclass(frozen=True)
+class SimRunSpec:
+    """What ``sim run`` varies."""
+
+    models: int = 3
+    samples: int = 3
+    runs_root: Path = Path("runs")
+    detector: bool = True
+    #: Scale applied to every backoff and cooldown so fault-injection runs do not wait minutes.
+    backoff_scale: float = 0.001
+    llm_key: str = SIM_LLM_KEY
+    extra_models: tuple[str, ...] = field(default_factory=tuple)
+
+
+def sim_models(count: int) -> list[tuple[str, str]]:
+    """The first ``count`` simulated models with their cutoffs."""
+    if not 1 <= count <= len(SIM_MODELS):
+        raise ValueError(f"--models must be between 1 and {len(SIM_MODELS)}, got {count}")
+    return list(SIM_MODELS[:count])
+
+
+def simulated_settings(sim: Simulator, spec: SimRunSpec) -> Settings:
+    """Settings for recording against ``sim`` (live mode, seeded sampling)."""
+    models = sim_models(spec.models)
+    scale = spec.backoff_scale
+
+    def scaled(values: list[float]) -> list[float]:
+        return [v * scale for v in values]
+
+    defaults_llm = LLMSettings.from_values({})
+    defaults_search = SearchSettings.from_values({})
+    defaults_detector = DetectorSettings.from_values({})
+    llm = LLMSettings.from_values(
+        {
+            "base_url": sim.llm_base_url,
+            "api_key": spec.llm_key,
+            "models": [m for m, _ in models],
+            "training_cutoffs": dict(models),
+            "send_seed": True,
+            "backoff_network_s": scaled(defaults_llm.backoff_network_s),
+            "backoff_rate_limit_s": scaled(defaults_llm.backoff_rate_limit_s),
+            "backoff_server_5xx_s": scaled(defaults_llm.backoff_server_5xx_s),
+            "timeout_s": 10.0,
+        }
+    )
+    search = SearchSettings.from_values(
+        {
+            "api_keys": [SIM_TAVILY_KEY],
+            "base_url": sim.search_base_url,
+            "backoff_s": scaled(defaults_search.backoff_s),
+            "key_cooldown_s": defaults_search.key_cooldown_s * scale,
+            "timeout_s": 10.0,
+        }
+    )
+    detector = DetectorSettings.from_values(
+        {
+            "enabled": spec.detector,
+            "model": DETECTOR_SLUG,
+            "backoff_s": scaled(defaults_detector.backoff_s),
+            "timeout_s": 10.0,
+        }
+    )
+    run = RunSettings.from_values({"sampling_n": spec.samples, "runs_root": spec.runs_root, "mode": "record"})
+    return Settings(
+        llm=llm,
+        search=search,
+        detector=detector,
+        react=ReactSettings.from_values({}),
+        run=run,
+        analysis=AnalysisSettings.from_values({}),
+    )
