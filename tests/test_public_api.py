@@ -12,6 +12,13 @@ EXPECTED_AT_LEAST = {
     "ConfigError",
     "Settings",
     "load_settings",
+    "classify_error",
+    "parse_verdict",
+    "OpenAIChatClient",
+    "TavilySearch",
+    "TavilyKeyPool",
+    "LeakDetector",
+    "FilteredSearch",
 }
 
 
