@@ -21,6 +21,13 @@ EXPECTED_AT_LEAST = {
     "prompt_templates_hash",
     "admissible",
     "Admission",
+    "classify_error",
+    "parse_verdict",
+    "OpenAIChatClient",
+    "TavilySearch",
+    "TavilyKeyPool",
+    "LeakDetector",
+    "FilteredSearch",
 }
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -96,9 +97,14 @@ def load_interactions(path: Path, root: Path) -> list[Interaction]:
     return out
 
 
-def all_interactions(root: Path) -> list[Interaction]:
-    """Every interaction of every YAML cassette under ``root``, in path order."""
+@lru_cache(maxsize=4)
+def _all(root: Path) -> tuple[Interaction, ...]:
     out: list[Interaction] = []
     for path in sorted([*root.rglob("*.yaml"), *root.rglob("*.yml")]):
         out.extend(load_interactions(path, root))
-    return out
+    return tuple(out)
+
+
+def all_interactions(root: Path) -> list[Interaction]:
+    """Every interaction of every YAML cassette under ``root``, in path order (parsed once)."""
+    return list(_all(root))
