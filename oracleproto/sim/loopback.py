@@ -92,7 +92,9 @@ class LoopbackServer:
 
     def __init__(self, handler: Handler, port: int = 0) -> None:
         self._server = _Server(handler, port)
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
 
     @property
     def base_url(self) -> str:
