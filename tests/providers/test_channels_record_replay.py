@@ -1,0 +1,95 @@
+"""All three channels through the record/replay transport: record against the simulator, then
+replay with sockets blocked and get the same parsed results."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import date
+from pathlib import Path
+
+import httpx
+from pydantic import SecretStr
+from pytest_socket import disable_socket, enable_socket, socket_allow_hosts
+
+from oracleproto.clock import FakeClock
+from oracleproto.context import CallContext, call_context
+from oracleproto.providers import (
+    WEB_SEARCH_SCHEMA,
+    FilteredSearch,
+    LeakDetector,
+    OpenAIChatClient,
+    TavilyKeyPool,
+    TavilySearch,
+)
+from oracleproto.providers.types import ChatResponse, SearchOutcome
+from oracleproto.settings import DetectorSettings, LLMSettings, SearchSettings
+from oracleproto.sim import Simulator
+from oracleproto.transport import RecordReplay
+
+PROMPT = (
+    'You are a forecaster.\n\nForecast the outcome of this event: "[Fictional demo] Will the Eldoria '
+    'rail strike end by 2026-03-20?" The outcome is settled on 2026-03-20 (GMT+8).\n\n'
+    "Required answer format:\nEnd your reply with exactly one of:\n\\boxed{Yes} or \\boxed{No}"
+)
+
+
+@contextmanager
+def sockets_blocked() -> Iterator[None]:
+    disable_socket()
+    try:
+        yield
+    finally:
+        enable_socket()
+        socket_allow_hosts(["127.0.0.1", "::1"])
+
+
+async def exercise(cassettes: Path, mode: str, base: str | None) -> tuple[list[ChatResponse], SearchOutcome]:
+    clock = FakeClock()
+    llm = LLMSettings.from_values(
+        {"base_url": (base or "http://127.0.0.1:9") + "/v1", "send_seed": True, "models": ["sim/careful"]}
+    )
+    search = SearchSettings.from_values({"base_url": base or "http://127.0.0.1:9"})
+    detector = DetectorSettings.from_values({"model": "sim/detector"})
+    async with RecordReplay(cassettes, clock=clock, mode=mode) as cache:  # type: ignore[arg-type]
+        llm_http = httpx.AsyncClient(transport=cache.transport("llm"))
+        search_http = httpx.AsyncClient(transport=cache.transport("search"))
+        detector_http = httpx.AsyncClient(transport=cache.transport("detector"))
+        chat = OpenAIChatClient(llm_http, llm, clock, api_key="sim-llm-key-0001")
+        pool = TavilyKeyPool([SecretStr("sim-tavily-key-0001")], clock)
+        tavily = TavilySearch(search_http, search, pool, clock)
+        filtered = FilteredSearch(tavily, LeakDetector(detector_http, detector, llm, clock))
+        responses = []
+        for sample in range(3):
+            with call_context(CallContext("sim/careful::r5::c4", "q-rail", sample)):
+                responses.append(
+                    await chat.complete(
+                        "sim/careful", [{"role": "user", "content": PROMPT}], [WEB_SEARCH_SCHEMA]
+                    )
+                )
+        with call_context(CallContext("sim/careful::r5::c4", "q-rail", 0, 1)):
+            outcome = await filtered.search("Eldoria rail strike", date(2026, 3, 19), 5)
+        await tavily.aclose()
+        for client in (llm_http, search_http, detector_http):
+            await client.aclose()
+    return responses, outcome
+
+
+def comparable(response: ChatResponse) -> tuple[object, ...]:
+    return (response.content, response.tool_calls, response.usage, response.response_id, response.latency_ms)
+
+
+async def test_three_channels_record_then_replay_offline(tmp_path: Path) -> None:
+    with Simulator() as sim:
+        recorded, recorded_search = await exercise(tmp_path, "record", sim.base_url)
+    assert len({r.response_id for r in recorded}) == 3, "three samples must not collapse into one entry"
+    assert recorded_search.audit is not None and recorded_search.audit.n_results_raw > 0
+    with sockets_blocked():
+        replayed, replayed_search = await exercise(tmp_path, "replay", None)
+    assert [comparable(r) for r in replayed] == [comparable(r) for r in recorded]
+    assert replayed_search == recorded_search
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".")) == [
+        "detector.yaml",
+        "llm",
+        "search.yaml",
+    ]
