@@ -25,6 +25,7 @@ from oracleproto.transport.diff import json_diff, nearest, stored_request
 from oracleproto.transport.entry import Entry
 from oracleproto.transport.index import CacheIndex, fingerprint
 from oracleproto.transport.keys import (
+    CHANNELS,
     Channel,
     canonical_request,
     check_sample_identity,
@@ -126,11 +127,11 @@ class RecordReplay:
     # -- public surface ----------------------------------------------------------------------
     def transport(self, channel: Channel) -> httpx.AsyncBaseTransport:
         """An async httpx transport bound to ``channel``."""
-        return _AsyncChannelTransport(self, channel)
+        return _AsyncChannelTransport(self, _checked(channel))
 
     def sync_transport(self, channel: Channel) -> httpx.BaseTransport:
         """A sync httpx transport bound to ``channel``."""
-        return _SyncChannelTransport(self, channel)
+        return _SyncChannelTransport(self, _checked(channel))
 
     def root_digest(self) -> str:
         """Merkle root over every entry digest of the cassette set."""
@@ -410,6 +411,12 @@ class RecordReplay:
             exc=None,
         )
         return to_response(entry, request, from_cassette=False)
+
+
+def _checked(channel: Channel) -> Channel:
+    if channel not in CHANNELS:
+        raise ConfigError(f"unknown channel {channel!r}; use one of {', '.join(CHANNELS)}")
+    return channel
 
 
 def is_retryable(entry: Entry) -> bool:

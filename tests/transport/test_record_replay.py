@@ -290,3 +290,8 @@ async def test_record_retries_a_retryable_outcome_from_an_earlier_session(tmp_pa
             assert resp.status_code == expected, mode
     [entry] = make_rr(tmp_path, "replay").store.effective_entries()
     assert entry.status == 200
+
+
+def test_unknown_channel_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="unknown channel 'web'; use one of llm, search, detector"):
+        make_rr(tmp_path, "replay").transport("web")  # type: ignore[arg-type]
