@@ -19,7 +19,10 @@ _PATH = click.Path(exists=True, file_okay=False, path_type=Path)
 def _samples_from_manifest(path: Path) -> int | None:
     manifest = path / "manifest.json"
     if manifest.is_file():
-        value = json.loads(manifest.read_text()).get("sampling_n")
+        try:
+            value = json.loads(manifest.read_text()).get("sampling_n")
+        except (json.JSONDecodeError, AttributeError) as exc:
+            raise TransportError(f"{manifest}: not a JSON object ({exc}); pass --samples instead") from exc
         return int(value) if value is not None else None
     return None
 

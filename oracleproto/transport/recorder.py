@@ -25,6 +25,7 @@ from oracleproto.transport.diff import json_diff, nearest, stored_request
 from oracleproto.transport.entry import Entry
 from oracleproto.transport.index import CacheIndex, fingerprint
 from oracleproto.transport.keys import (
+    CHANNELS,
     Channel,
     canonical_request,
     check_sample_identity,
@@ -126,11 +127,11 @@ class RecordReplay:
     # -- public surface ----------------------------------------------------------------------
     def transport(self, channel: Channel) -> httpx.AsyncBaseTransport:
         """An async httpx transport bound to ``channel``."""
-        return _AsyncChannelTransport(self, channel)
+        return _AsyncChannelTransport(self, _checked(channel))
 
     def sync_transport(self, channel: Channel) -> httpx.BaseTransport:
         """A sync httpx transport bound to ``channel``."""
-        return _SyncChannelTransport(self, channel)
+        return _SyncChannelTransport(self, _checked(channel))
 
     def root_digest(self) -> str:
         """Merkle root over every entry digest of the cassette set."""
@@ -218,8 +219,13 @@ class RecordReplay:
             return entry
         if entry is not None and self.mode == "refresh" and entry.generation != self.store.write_generation:
             entry = None
-        if entry is not None and prep.attempt > 0 and prep.key in self._live_keys:
-            return None  # a retry of a call this session is recording
+        if entry is not None and prep.key in self._live_keys:
+            # A retry of a call this session is recording goes live; a new call is a hit.
+            return None if prep.attempt > 0 else entry
+        if entry is not None and self.mode == "record" and is_retryable(entry):
+            # A retryable final outcome from an earlier session (crash mid-retries, or a
+            # resumed failed slot) is re-tried live rather than frozen into the run.
+            return None
         return entry
 
     def _verify_hit(self, prep: _Prepared, entry: Entry) -> None:
@@ -405,6 +411,17 @@ class RecordReplay:
             exc=None,
         )
         return to_response(entry, request, from_cassette=False)
+
+
+def _checked(channel: Channel) -> Channel:
+    if channel not in CHANNELS:
+        raise ConfigError(f"unknown channel {channel!r}; use one of {', '.join(CHANNELS)}")
+    return channel
+
+
+def is_retryable(entry: Entry) -> bool:
+    """True when the stored final outcome is one a provider retries (429, 5xx, transport error)."""
+    return entry.exception is not None or entry.status == 429 or entry.status >= 500
 
 
 def _str_headers(response: httpx.Response) -> list[tuple[str, str]]:

@@ -67,3 +67,11 @@ async def test_ls_show_and_cache_rebuild(tmp_path: Path) -> None:
     assert rebuilt.exit_code == 0
     assert "indexed 4 entries" in rebuilt.output
     assert (tmp_path / "cache").is_dir()
+
+
+async def test_stats_with_broken_manifest_names_the_file(tmp_path: Path) -> None:
+    await _record_run(tmp_path, 1)
+    (tmp_path / "manifest.json").write_text("{not json")
+    result = CliRunner().invoke(cli, ["cassettes", "stats", str(tmp_path)])
+    assert result.exit_code != 0
+    assert "manifest.json: not a JSON object" in str(result.exception)

@@ -275,3 +275,23 @@ def test_unknown_mode_is_a_config_error(tmp_path: Path) -> None:
         ConfigError, match="unknown record/replay mode 'live'; use one of replay, record, refresh"
     ):
         make_rr(tmp_path, "live")  # type: ignore[arg-type]
+
+
+async def test_record_retries_a_retryable_outcome_from_an_earlier_session(tmp_path: Path) -> None:
+    statuses = iter([503, 200])
+    with LoopbackServer(lambda r: LoopbackResponse(status=next(statuses), body=chat_body("x"))) as server:
+        for expected in (503, 503, 200):
+            mode = "replay" if expected == 503 and (tmp_path / "llm").exists() else "record"
+            rr = make_rr(tmp_path, mode)  # type: ignore[arg-type]
+            async with httpx.AsyncClient(transport=rr.transport("llm"), base_url=server.base_url) as client:
+                with call_context(CallContext("m", "q", 0)):
+                    resp = await client.post(CHAT_PATH, json=_chat("p"))
+            await rr.aclose()
+            assert resp.status_code == expected, mode
+    [entry] = make_rr(tmp_path, "replay").store.effective_entries()
+    assert entry.status == 200
+
+
+def test_unknown_channel_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="unknown channel 'web'; use one of llm, search, detector"):
+        make_rr(tmp_path, "replay").transport("web")  # type: ignore[arg-type]

@@ -95,6 +95,7 @@ def _payloads(root: Path) -> list[tuple[str, int, bytes]]:
 
 
 @pytest.mark.shared
+@pytest.mark.slow
 async def test_real_payloads_record_and_replay_byte_for_byte(tmp_path: Path, shared_payloads: Path) -> None:
     payloads = _payloads(shared_payloads)
     assert len(payloads) > 50
@@ -201,6 +202,7 @@ async def _record_concurrently(cassettes: Path, base_url: str, n: int, seed: int
     await rr.aclose()
 
 
+@pytest.mark.slow
 async def test_hundreds_of_concurrent_requests_give_identical_bytes_in_any_order(tmp_path: Path) -> None:
     def jittery(request: LoopbackRequest) -> LoopbackResponse:
         response = echo_chat(request)
