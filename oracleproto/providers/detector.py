@@ -27,6 +27,7 @@ from oracleproto.providers.classify import classify_error, classify_status
 from oracleproto.providers.timing import backoff_delay, response_timing
 from oracleproto.providers.types import SearchResult
 from oracleproto.settings import DetectorSettings, LLMSettings
+from oracleproto.transport.extensions import served_from_cassette
 
 #: The unformatted detector template; its sha256-16 goes into the config snapshot.
 DETECTOR_TEMPLATE = """\
@@ -200,6 +201,7 @@ class LeakDetector:
                     )
                 except (httpx.TransportError, TimeoutError) as exc:
                     kind: str = classify_error(exc).value
+                    retryable = not served_from_cassette(exc=exc)
                 else:
                     if response.status_code == 200:
                         kind, verdict, retryable = self._read(response, started)
@@ -210,6 +212,8 @@ class LeakDetector:
                         kind = status_kind.value
                         # Table 13: every 4xx (auth included) is final; 5xx retries.
                         retryable = status_kind is ErrorKind.SERVER_5XX
+                    # A replayed outcome is already final: the recording holds its retries.
+                    retryable = retryable and not served_from_cassette(response)
                 if not retryable or attempt >= self._settings.retry_max:
                     latency, _ = response_timing(response, self._clock, started)
                     return Verdict(f"failed:{kind}", "", kind, latency)

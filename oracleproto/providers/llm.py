@@ -22,6 +22,7 @@ from oracleproto.providers.classify import classify_error, classify_status
 from oracleproto.providers.timing import backoff_delay, parse_retry_after, response_timing
 from oracleproto.providers.types import ChatResponse, Message, ToolSchema
 from oracleproto.settings import LLMSettings
+from oracleproto.transport.extensions import served_from_cassette
 
 #: Kinds that are retried; every other kind is terminal at once (auth raises ``AuthError``).
 RETRYABLE = frozenset({ErrorKind.NETWORK, ErrorKind.RATE_LIMIT, ErrorKind.SERVER_5XX})
@@ -129,13 +130,16 @@ class OpenAIChatClient:
             while True:
                 call.attempt = attempt
                 response: httpx.Response | None = None
+                replayed = False
                 try:
                     response = await self._client.post(
                         self._url, json=body, headers=self._headers, timeout=self._settings.timeout_s
                     )
                 except (httpx.TransportError, TimeoutError) as exc:
                     kind, detail = classify_error(exc), f"{type(exc).__name__}: {exc}"
+                    replayed = served_from_cassette(exc=exc)
                 else:
+                    replayed = served_from_cassette(response)
                     if response.status_code == 200:
                         latency, received = response_timing(response, self._clock, started)
                         try:
@@ -155,7 +159,8 @@ class OpenAIChatClient:
                     raise AuthError(f"{model} at {self._url}: {detail}", status_code=status)
                 if kind not in RETRYABLE:
                     raise CallFailedError(kind, f"{model}: {detail}", status_code=status)
-                if attempt >= self._settings.retry_max:
+                if replayed or attempt >= self._settings.retry_max:
+                    # A replayed outcome is already final: the recording holds its retries.
                     raise CallFailedError(
                         kind,
                         f"{model}: retries exhausted after {attempt + 1} attempts; last {detail}",

@@ -21,12 +21,13 @@ from tavily.errors import TimeoutError as TavilyTimeoutError
 
 from oracleproto.clock import Clock
 from oracleproto.context import logical_call
-from oracleproto.errors import ErrorKind
+from oracleproto.errors import AuthError, ErrorKind
 from oracleproto.providers.classify import classify_error, classify_status
 from oracleproto.providers.keypool import KeyLease, TavilyKeyPool
 from oracleproto.providers.timing import backoff_delay, elapsed_ms, response_timing
 from oracleproto.providers.types import SearchOutcome, SearchResult
 from oracleproto.settings import SearchSettings
+from oracleproto.transport.extensions import served_from_cassette
 
 #: Body phrases of a quota rejection, treated like 429 (paper Table 11). Tavily also uses the
 #: non-standard statuses 432 (plan limit) and 433 (pay-as-you-go limit) for these.
@@ -78,6 +79,8 @@ class _Attempt:
     detail: str = ""
     data: dict[str, Any] = field(default_factory=dict)
     response: httpx.Response | None = None
+    #: The outcome was replayed from a cassette: it is final, never retried or rotated.
+    replayed: bool = False
 
 
 def is_quota_rejection(status: int, body: bytes) -> bool:
@@ -163,20 +166,27 @@ class TavilySearch:
                 timeout=self._settings.timeout_s,
             )
         except (TavilyTimeoutError, httpx.TransportError, TimeoutError) as exc:
-            return _Attempt(ErrorKind.NETWORK, f"{type(exc).__name__}: {exc}")
+            return _Attempt(
+                ErrorKind.NETWORK, f"{type(exc).__name__}: {exc}", replayed=served_from_cassette(exc=exc)
+            )
         except Exception as exc:
             response = exchange.response
             if response is None:
-                return _Attempt(classify_error(exc), f"{type(exc).__name__}: {exc}")
+                return _Attempt(
+                    classify_error(exc),
+                    f"{type(exc).__name__}: {exc}",
+                    replayed=served_from_cassette(exc=exc),
+                )
+            replayed = served_from_cassette(response)
             status = response.status_code
             preview = exchange.body[:300].decode("utf-8", errors="replace")
             detail = f"HTTP {status}: {preview}"
             if status == 200:
                 # tavily-python raised while decoding a 200: a non-JSON (or non-object) body.
-                return _Attempt(ErrorKind.UNKNOWN, f"malformed 200 body: {preview!r}")
+                return _Attempt(ErrorKind.UNKNOWN, f"malformed 200 body: {preview!r}", replayed=replayed)
             if is_quota_rejection(status, exchange.body):
-                return _Attempt(ErrorKind.RATE_LIMIT, detail)
-            return _Attempt(classify_status(status, exchange.body), detail)
+                return _Attempt(ErrorKind.RATE_LIMIT, detail, replayed=replayed)
+            return _Attempt(classify_status(status, exchange.body), detail, replayed=replayed)
         finally:
             _exchange.reset(token)
         if not isinstance(data, dict):
@@ -212,6 +222,14 @@ class TavilySearch:
                         return self._outcome(query, end_date, result, started)
                     except ValueError:
                         result = _Attempt(ErrorKind.UNKNOWN, "malformed Tavily results")
+                if result.replayed:
+                    # A replayed outcome is final (the recording holds the retries and key swaps).
+                    if result.kind is ErrorKind.AUTH:
+                        raise AuthError(
+                            f"Tavily rejected every key when this call was recorded: {result.detail}"
+                        )
+                    assert result.kind is not None
+                    return self._failed(query, end_date, result.kind, started)
                 if result.kind is ErrorKind.AUTH:
                     self._pool.report_auth_failure(lease)
                     continue

@@ -14,3 +14,24 @@ RECORDED_AT = "oracleproto.recorded_at"
 ENTRY_KEY = "oracleproto.entry_key"
 #: True when the response came from a stored entry rather than the network.
 FROM_CASSETTE = "oracleproto.from_cassette"
+
+#: Attribute set (True) on a transport exception that was replayed from a cassette.
+REPLAYED_EXCEPTION_ATTR = "oracleproto_from_cassette"
+
+
+def served_from_cassette(response: object = None, exc: BaseException | None = None) -> bool:
+    """True when an outcome was replayed from a cassette.
+
+    A replayed outcome is already the *final* outcome of its logical call (the recording kept
+    the retries as audit history), so providers must not retry or back off on it.
+    """
+    extensions = getattr(response, "extensions", None)
+    if isinstance(extensions, dict) and extensions.get(FROM_CASSETTE):
+        return True
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if getattr(exc, REPLAYED_EXCEPTION_ATTR, False):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False

@@ -49,4 +49,6 @@ def replay_exception(entry: Entry, request: httpx.Request, where: str) -> httpx.
     """The exception instance an entry with a recorded transport failure replays as."""
     assert entry.exception is not None
     cls = exception_class(entry.exception, where)
-    return cls(entry.exception.get("message", ""), request=request)
+    error = cls(entry.exception.get("message", ""), request=request)
+    setattr(error, ext.REPLAYED_EXCEPTION_ATTR, True)
+    return error

@@ -222,7 +222,7 @@ class RecordReplay:
         if entry is not None and prep.key in self._live_keys:
             # A retry of a call this session is recording goes live; a new call is a hit.
             return None if prep.attempt > 0 else entry
-        if entry is not None and self.mode == "record" and is_retryable(entry):
+        if entry is not None and self.mode == "record" and (is_retryable(entry) or is_auth_failure(entry)):
             # A retryable final outcome from an earlier session (crash mid-retries, or a
             # resumed failed slot) is re-tried live rather than frozen into the run.
             return None
@@ -422,6 +422,11 @@ def _checked(channel: Channel) -> Channel:
 def is_retryable(entry: Entry) -> bool:
     """True when the stored final outcome is one a provider retries (429, 5xx, transport error)."""
     return entry.exception is not None or entry.status == 429 or entry.status >= 500
+
+
+def is_auth_failure(entry: Entry) -> bool:
+    """True for a stored 401/403: the run aborted there, and a resume with a fixed key goes live."""
+    return entry.status in (401, 403)
 
 
 def _str_headers(response: httpx.Response) -> list[tuple[str, str]]:

@@ -93,3 +93,44 @@ async def test_three_channels_record_then_replay_offline(tmp_path: Path) -> None
         "llm",
         "search.yaml",
     ]
+
+
+async def _complete_once(cassettes: Path, mode: str, base: str, clock: FakeClock, key: str) -> object:
+    llm = LLMSettings.from_values({"base_url": base + "/v1", "retry_max": 2})
+    cache = RecordReplay(cassettes, clock=clock, mode=mode)  # type: ignore[arg-type]
+    async with cache, httpx.AsyncClient(transport=cache.transport("llm")) as http:
+        chat = OpenAIChatClient(http, llm, clock, api_key=key)
+        with call_context(CallContext("m::r5::c4", "q", 0)):
+            try:
+                return await chat.complete("sim/careful", [{"role": "user", "content": PROMPT}], [])
+            except Exception as exc:
+                return exc
+
+
+async def test_replayed_final_failure_is_not_retried(tmp_path: Path) -> None:
+    from oracleproto.errors import CallFailedError, ErrorKind
+    from oracleproto.sim import FaultConfig, SimConfig
+
+    always_down = FaultConfig(fail_5xx=1.0)
+    with Simulator(SimConfig(chat=always_down)) as sim:
+        recording_clock = FakeClock()
+        recorded = await _complete_once(tmp_path, "record", sim.base_url, recording_clock, "sim-llm-key-0001")
+    assert isinstance(recorded, CallFailedError) and recorded.kind is ErrorKind.SERVER_5XX
+    assert recording_clock.sleeps == [5.0, 15.0]
+    replay_clock = FakeClock()
+    with sockets_blocked():
+        replayed = await _complete_once(tmp_path, "replay", "http://127.0.0.1:9", replay_clock, "x")
+    assert isinstance(replayed, CallFailedError) and replayed.kind is ErrorKind.SERVER_5XX
+    assert replay_clock.sleeps == [], "a replayed final outcome must not be retried or slept on"
+
+
+async def test_recorded_auth_failure_goes_live_again_on_resume(tmp_path: Path) -> None:
+    from oracleproto.errors import AuthError
+    from oracleproto.sim import FaultConfig, SimConfig
+
+    revoked = FaultConfig(revoked_keys=frozenset({"revoked-key-0001"}))
+    with Simulator(SimConfig(chat=revoked)) as sim:
+        first = await _complete_once(tmp_path, "record", sim.base_url, FakeClock(), "revoked-key-0001")
+        assert isinstance(first, AuthError)
+        fixed = await _complete_once(tmp_path, "record", sim.base_url, FakeClock(), "sim-llm-key-0001")
+    assert isinstance(fixed, ChatResponse), "a resume with a fixed key must call live, not replay the 401"
