@@ -35,6 +35,8 @@ class SimConfig:
     """Faults of ``/v1/chat/completions`` (main LLM and detector)."""
     search: FaultConfig = field(default_factory=FaultConfig)
     """Faults of ``/search``."""
+    honour_end_date: bool = True
+    """``False`` makes ``/search`` ignore ``end_date`` (a search engine without a time mask)."""
 
 
 def _json_response(status: int, payload: Any, headers: dict[str, str] | None = None) -> LoopbackResponse:
@@ -156,7 +158,12 @@ class SimHandler:
         if faulted is not None:
             return faulted
         try:
-            payload = search_api.search_body(self.config.seed, body, self._key("search", body, content_hash))
+            payload = search_api.search_body(
+                self.config.seed,
+                body,
+                self._key("search", body, content_hash),
+                honour_end_date=self.config.honour_end_date,
+            )
         except search_api.SearchRequestError as exc:
             return LoopbackResponse(
                 status=400, body=search_api.detail_body(str(exc)), delay_s=decision.delay_s
