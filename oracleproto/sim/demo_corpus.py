@@ -6,7 +6,7 @@ event and its (fictional) outcome:
 - *hints*, dated before resolution (and before any prediction cutoff δ ≥ 2 days earlier), report
   chances that lean towards the true outcome by a per-question *clarity* with per-article noise,
   so one article can mislead while several agree; about one in five carries no date;
-- *results*, dated on or after resolution, state the outcome outright — the date filter
+- *results*, dated on or after resolution, state the whole outcome outright — the date filter
   (``end_date``) must keep them out;
 - *stale pages*, dated before the cutoff or undated but updated after resolution, state the
   outcome too — only the leak detector (which reads dates in the text) can catch them.
@@ -19,6 +19,7 @@ background query returns round-ups that cover several subjects with noisier numb
 
 from __future__ import annotations
 
+import re
 from datetime import date, timedelta
 from typing import Literal
 
@@ -58,8 +59,13 @@ _FILLER = (
 )
 
 
+_EVENT_DATE = re.compile(r"(?:\s(?:by|before|on))?\s\d{4}-\d{2}-\d{2}")
+
+
 def _short(event: DemoEvent) -> str:
-    return event.event.removeprefix("[Fictional demo] ").rstrip("?")
+    # Headlines drop the question's own dates: a resolution date in a pre-cutoff title would
+    # (rightly) make the detector drop an otherwise clean article.
+    return _EVENT_DATE.sub("", event.event.removeprefix("[Fictional demo] ")).rstrip("?")
 
 
 def _clarity(seed: int, event: DemoEvent) -> int:
@@ -93,11 +99,14 @@ def _article(seed: int, event: DemoEvent, subject: str | None, j: int) -> Docume
         published = as_of if kind == "result" else tau - timedelta(days=rng.randint(3, 30, "stale", *parts))
     if (kind == "stale" and j % 2 == 1) or (kind == "hint" and rng.unit("undated", *parts) < 0.2):
         published = None
-    covered = _covered(event, subject, parts)
+    # A results story reports the whole result; a forecast piece covers what it was asked about.
+    covered = _covered(event, subject, parts) if kind == "hint" else event.subjects
     if kind == "hint":
         lead = rng.pick(_HINT_LEADS, "lead", *parts)
         facts = [
-            evidence.chances_phrase(s, _hint_percent(seed, event, s, subject is None, parts), as_of.isoformat())
+            evidence.chances_phrase(
+                s, _hint_percent(seed, event, s, subject is None, parts), as_of.isoformat()
+            )
             for s in covered
         ]
         title = rng.pick(_HINT_TITLES, "title", *parts)

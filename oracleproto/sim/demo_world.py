@@ -46,11 +46,13 @@ def _event(row: dict[str, Any]) -> DemoEvent:
     if row["question_type"] == "yes_no":
         # The yes/no subject is "Yes": it comes true when the answer is the "Yes" option.
         return DemoEvent(
-            row["id"], row["event"], date.fromisoformat(row["end_time"]), ("Yes",), frozenset(chosen & {"Yes"})
+            row["id"],
+            row["event"],
+            date.fromisoformat(row["end_time"]),
+            ("Yes",),
+            frozenset(chosen & {"Yes"}),
         )
-    return DemoEvent(
-        row["id"], row["event"], date.fromisoformat(row["end_time"]), options, frozenset(chosen)
-    )
+    return DemoEvent(row["id"], row["event"], date.fromisoformat(row["end_time"]), options, frozenset(chosen))
 
 
 @cache
