@@ -91,9 +91,10 @@ def _article(seed: int, event: DemoEvent, subject: str | None, j: int) -> Docume
     kind = POOL[j]
     parts: tuple[object, ...] = (seed, event.question_id, subject or "*", j)
     tau = event.resolves_on
+    published: date | None
     if kind == "hint":
-        published: date | None = tau - timedelta(days=rng.randint(HINT_LEAD_DAYS, 60, "age", *parts))
-        as_of = published
+        as_of = tau - timedelta(days=rng.randint(HINT_LEAD_DAYS, 60, "age", *parts))
+        published = as_of
     else:
         as_of = tau + timedelta(days=rng.randint(0, 21, "after", *parts))
         published = as_of if kind == "result" else tau - timedelta(days=rng.randint(3, 30, "stale", *parts))
