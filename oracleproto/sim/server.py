@@ -19,6 +19,7 @@ from oracleproto.hashing import redact_secret, sha256_hex
 from oracleproto.sim import chat_api, openai_wire, rng, search_api
 from oracleproto.sim.faults import Fault, FaultConfig, FaultDecision, FaultInjector
 from oracleproto.sim.loopback import LoopbackRequest, LoopbackResponse, LoopbackServer
+from oracleproto.sim.personas import DETECTOR_SLUG
 
 _JSON = "application/json"
 _CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
@@ -62,6 +63,11 @@ class SimHandler:
             "search": FaultInjector(config.search, config.seed, "search"),
         }
         self._occurrences = rng.Counter()
+        self._served = rng.Counter()
+
+    def served(self) -> dict[str, int]:
+        """Requests answered so far per service (``chat``, ``detector``, ``search``), faults included."""
+        return self._served.snapshot()
 
     def __call__(self, request: LoopbackRequest) -> LoopbackResponse:
         """Route one request."""
@@ -124,6 +130,7 @@ class SimHandler:
         except chat_api.ChatRequestError as exc:
             return LoopbackResponse(status=exc.status, body=exc.body)
         content_hash = sha256_hex(request.body)
+        self._served.next("detector" if body.get("model") == DETECTOR_SLUG else "chat")
         decision = self._faults["chat"].decide(content_hash)
         faulted = self._fault_response(decision, "chat", str(body["model"]))
         if faulted is not None:
@@ -153,6 +160,7 @@ class SimHandler:
         # The key never enters the content hash: rotating keys must not change the answer.
         content = {k: v for k, v in body.items() if k != "api_key"}
         content_hash = sha256_hex(json.dumps(content, sort_keys=True))
+        self._served.next("search")
         decision = self._faults["search"].decide(content_hash)
         faulted = self._fault_response(decision, "search", "")
         if faulted is not None:
