@@ -6,7 +6,7 @@ import importlib
 import sys
 
 #: Modules under ``benchmarks/`` exposing ``main() -> None``.
-BENCHMARKS: list[str] = ["transport", "store_writes", "analysis"]
+BENCHMARKS: list[str] = ["transport", "store_writes", "analysis", "run_efficiency"]
 
 
 def main() -> int:

@@ -399,7 +399,9 @@ async def _run_jobs(
         failure = group_error.exceptions[0]
     finally:
         await channels.aclose()
-        cache.close()
+        # aclose, not close: it also shuts the live inner transport, whose pooled sockets would
+        # otherwise leak (ResourceWarning) after every recorded run.
+        await cache.aclose()
     if isinstance(failure, AuthError):
         log.event("run_aborted", reason="auth", message=str(failure))
         raise AuthError(

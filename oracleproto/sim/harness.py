@@ -18,7 +18,7 @@ from oracleproto.settings import (
     SearchSettings,
     Settings,
 )
-from oracleproto.sim.personas import DETECTOR_SLUG
+from oracleproto.sim.personas import DETECTOR_SLUG, PERSONAS
 from oracleproto.sim.server import Simulator
 
 #: Simulated models in the order ``--models N`` takes them, with their training cutoffs.
@@ -48,6 +48,10 @@ class SimRunSpec:
     backoff_scale: float = 0.001
     llm_key: str = SIM_LLM_KEY
     extra_models: tuple[str, ...] = field(default_factory=tuple)
+    #: Persona names to run instead of the first ``models`` (e.g. ``("careful", "random")``).
+    personas: tuple[str, ...] = ()
+    #: One training cutoff for every model (``YYYY-MM[-DD]``) instead of the built-in ones.
+    training_cutoff: str | None = None
 
 
 def sim_models(count: int) -> list[tuple[str, str]]:
@@ -57,9 +61,24 @@ def sim_models(count: int) -> list[tuple[str, str]]:
     return list(SIM_MODELS[:count])
 
 
+def spec_models(spec: SimRunSpec) -> list[tuple[str, str]]:
+    """The (slug, training cutoff) pairs a spec runs."""
+    if spec.personas:
+        unknown = [p for p in spec.personas if p not in PERSONAS]
+        if unknown:
+            raise ValueError(f"unknown persona(s) {', '.join(unknown)}; known: {', '.join(PERSONAS)}")
+        cutoffs = dict(SIM_MODELS)
+        models = [(f"sim/{p}", cutoffs[f"sim/{p}"]) for p in spec.personas]
+    else:
+        models = sim_models(spec.models)
+    if spec.training_cutoff is not None:
+        models = [(slug, spec.training_cutoff) for slug, _ in models]
+    return models
+
+
 def simulated_settings(sim: Simulator, spec: SimRunSpec) -> Settings:
     """Settings for recording against ``sim`` (live mode, seeded sampling)."""
-    models = sim_models(spec.models)
+    models = spec_models(spec)
     scale = spec.backoff_scale
 
     def scaled(values: list[float]) -> list[float]:

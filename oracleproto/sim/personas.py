@@ -49,14 +49,17 @@ class Persona:
 PERSONAS: dict[str, Persona] = {
     p.name: p
     for p in (
-        Persona("careful", 0.85, 2, 4, 25, 0.02, 0.0, 1, 3.0),
-        Persona("hasty", 0.6, 0, 1, 40, 0.05, 0.0, 1, 0.0),
-        Persona("sloppy", 0.5, 1, 3, 40, 0.3, 0.25, 1, 0.5),
+        Persona("careful", 0.9, 3, 4, 25, 0.02, 0.0, 1, 3.0),
+        Persona("hasty", 0.8, 1, 1, 40, 0.05, 0.0, 1, 0.0),
+        Persona("sloppy", 0.5, 1, 2, 40, 0.3, 0.25, 1, 0.5),
         Persona("greedy", 0.75, 5, 8, 30, 0.05, 1.0, 2, 1.0),
-        Persona("oracle", 1.0, 1, 4, 0, 0.0, 0.0, 1, 0.0),
+        Persona("oracle", 1.0, 4, 4, 0, 0.0, 0.0, 1, 0.0),
         Persona("random", 0.0, 0, 2, 50, 0.0, 0.0, 1, 0.0),
     )
 }
+
+#: Weight of a persona's prior (its hunch) against 50 for subjects it found no report on.
+PRIOR_WEIGHT = 0.4
 
 #: Model slug of the detector persona.
 DETECTOR_SLUG = "sim/detector"
@@ -92,7 +95,9 @@ def _estimates(view: QuestionView, persona: Persona, texts: list[str], key: str)
             out[subject] = seen[subject]
         else:
             noise = (rng.unit("noise", key, subject) - 0.5) * 2 * persona.prior_noise
-            out[subject] = round(evidence.strength(view.event, subject) + noise)
+            prior = evidence.strength(view.event, subject) + noise
+            # A hunch counts for less than a report: unsearched subjects are pulled towards 50.
+            out[subject] = round(50 + PRIOR_WEIGHT * (prior - 50))
     return out
 
 

@@ -56,3 +56,8 @@ class Counter:
             index = self._counts.get(key, 0)
             self._counts[key] = index + 1
             return index
+
+    def snapshot(self) -> dict[str, int]:
+        """A copy of every key's count."""
+        with self._lock:
+            return dict(self._counts)

@@ -14,7 +14,7 @@ import uuid
 from datetime import date
 from typing import Any
 
-from oracleproto.sim import corpus, rng
+from oracleproto.sim import corpus, demo_corpus, demo_world, evidence, rng
 
 #: Tavily's real 401 wording (2025).
 UNAUTHORIZED = "Unauthorized: missing or invalid API key."
@@ -56,13 +56,30 @@ def _max_results(value: Any) -> int:
     return value
 
 
-def search_body(seed: int, body: dict[str, Any], request_key: str) -> dict[str, Any]:
-    """The ``/search`` response for a validated-on-the-fly request body."""
+def documents(seed: int, query: str, end_date: date | None, max_results: int) -> list[corpus.Document]:
+    """The demo corpus for a demo event's query, the seeded synthetic corpus for anything else."""
+    topic, subject = evidence.split_query(query)
+    event = demo_world.lookup(topic)
+    if event is None:
+        return corpus.search(seed, query, end_date, max_results)
+    # An unknown subject is a free-form query about the event: answer with round-ups.
+    known = None if subject is None else event.subject(subject)
+    return demo_corpus.search(seed, event, known, end_date, max_results)
+
+
+def search_body(
+    seed: int, body: dict[str, Any], request_key: str, *, honour_end_date: bool = True
+) -> dict[str, Any]:
+    """The ``/search`` response for a validated-on-the-fly request body.
+
+    ``honour_end_date=False`` plays a search engine that ignores the date limit (leak tests).
+    """
     query = body.get("query")
     if not isinstance(query, str) or not query.strip():
         raise SearchRequestError("Query is missing or empty.")
     end_date = _parse_end_date(body.get("end_date"))
-    docs = corpus.search(seed, query, end_date, _max_results(body.get("max_results")))
+    limit = _max_results(body.get("max_results"))
+    docs = documents(seed, query, end_date if honour_end_date else None, limit)
     include_raw = bool(body.get("include_raw_content"))
     results = [
         {

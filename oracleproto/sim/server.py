@@ -19,6 +19,7 @@ from oracleproto.hashing import redact_secret, sha256_hex
 from oracleproto.sim import chat_api, openai_wire, rng, search_api
 from oracleproto.sim.faults import Fault, FaultConfig, FaultDecision, FaultInjector
 from oracleproto.sim.loopback import LoopbackRequest, LoopbackResponse, LoopbackServer
+from oracleproto.sim.personas import DETECTOR_SLUG
 
 _JSON = "application/json"
 _CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
@@ -35,6 +36,8 @@ class SimConfig:
     """Faults of ``/v1/chat/completions`` (main LLM and detector)."""
     search: FaultConfig = field(default_factory=FaultConfig)
     """Faults of ``/search``."""
+    honour_end_date: bool = True
+    """``False`` makes ``/search`` ignore ``end_date`` (a search engine without a time mask)."""
 
 
 def _json_response(status: int, payload: Any, headers: dict[str, str] | None = None) -> LoopbackResponse:
@@ -60,6 +63,11 @@ class SimHandler:
             "search": FaultInjector(config.search, config.seed, "search"),
         }
         self._occurrences = rng.Counter()
+        self._served = rng.Counter()
+
+    def served(self) -> dict[str, int]:
+        """Requests answered so far per service (``chat``, ``detector``, ``search``), faults included."""
+        return self._served.snapshot()
 
     def __call__(self, request: LoopbackRequest) -> LoopbackResponse:
         """Route one request."""
@@ -122,6 +130,7 @@ class SimHandler:
         except chat_api.ChatRequestError as exc:
             return LoopbackResponse(status=exc.status, body=exc.body)
         content_hash = sha256_hex(request.body)
+        self._served.next("detector" if body.get("model") == DETECTOR_SLUG else "chat")
         decision = self._faults["chat"].decide(content_hash)
         faulted = self._fault_response(decision, "chat", str(body["model"]))
         if faulted is not None:
@@ -151,12 +160,18 @@ class SimHandler:
         # The key never enters the content hash: rotating keys must not change the answer.
         content = {k: v for k, v in body.items() if k != "api_key"}
         content_hash = sha256_hex(json.dumps(content, sort_keys=True))
+        self._served.next("search")
         decision = self._faults["search"].decide(content_hash)
         faulted = self._fault_response(decision, "search", "")
         if faulted is not None:
             return faulted
         try:
-            payload = search_api.search_body(self.config.seed, body, self._key("search", body, content_hash))
+            payload = search_api.search_body(
+                self.config.seed,
+                body,
+                self._key("search", body, content_hash),
+                honour_end_date=self.config.honour_end_date,
+            )
         except search_api.SearchRequestError as exc:
             return LoopbackResponse(
                 status=400, body=search_api.detail_body(str(exc)), delay_s=decision.delay_s
