@@ -7,30 +7,36 @@ temporary directory, and compares the wall time with the ideal bound
     T_ideal = max( N_llm · L / P_llm,  N_search · L / P_search,  N_detector · L / P_detector,
                    max over samples of (LLM turns of the sample) · L )
 
-where N_* are the requests the simulator actually served on each channel (cache hits cost
-nothing and are not counted), L is the injected latency and P_* the channel concurrency caps.
+where N_* are the requests the simulator actually served on each channel (the live entries of the
+recorded cassettes; cache hits cost nothing and are not counted), L is the injected latency and P_* the channel concurrency caps.
 Every schedule needs at least that long: each channel can hold at most P requests of L seconds
 in flight, and one sample's LLM turns are strictly sequential. Efficiency = T_ideal / T_wall
 (target ≥ 0.9); run setup, admission and store writes count against it.
+
+The simulator runs in its own process (``oracleproto sim serve``), as a provider would: in the
+harness's process its request handling would compete for the same interpreter lock and the
+benchmark would measure the simulator, not the runner.
 """
 
 from __future__ import annotations
 
 import asyncio
 import random
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from oracleproto.clock import SystemClock
 from oracleproto.runner.execute import RunOptions, execute_run
 from oracleproto.settings import Settings
-from oracleproto.sim.faults import FaultConfig
 from oracleproto.sim.harness import SimRunSpec, simulated_settings
-from oracleproto.sim.server import SimConfig, Simulator
 from oracleproto.store import ModelStore
+from oracleproto.transport import cassette_stats
 
 SHARED_DB = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "oracleproto-80.db"
 LATENCY_S = 0.2
@@ -54,15 +60,60 @@ class Measurement:
     def bound_terms(self, settings: Settings) -> dict[str, float]:
         """Each term of the ideal bound, in seconds."""
         return {
-            "llm": self.served.get("chat", 0) * LATENCY_S / settings.llm.max_concurrency,
+            "llm": self.served.get("llm", 0) * LATENCY_S / settings.llm.max_concurrency,
             "search": self.served.get("search", 0) * LATENCY_S / settings.search.max_concurrency,
             "detector": self.served.get("detector", 0) * LATENCY_S / settings.detector.max_concurrency,
             "critical path": self.max_turns * LATENCY_S,
         }
 
 
-def _settings(sim: Simulator, runs_root: Path) -> Settings:
-    base = simulated_settings(sim, SimRunSpec(models=MODELS, samples=SAMPLES, runs_root=runs_root))
+@dataclass(frozen=True)
+class ExternalSimulator:
+    """Base URLs of a simulator served by another process."""
+
+    base_url: str
+
+    @property
+    def llm_base_url(self) -> str:
+        """OpenAI-compatible base URL."""
+        return self.base_url + "/v1"
+
+    @property
+    def search_base_url(self) -> str:
+        """Tavily-compatible base URL."""
+        return self.base_url
+
+
+@contextmanager
+def simulator_process(latency_ms: float) -> Iterator[ExternalSimulator]:
+    """``oracleproto sim serve`` in a child process; yields once it listens."""
+    command = [
+        sys.executable,
+        "-c",
+        "from oracleproto.cli.main import main; main()",
+        "sim",
+        "serve",
+        "--latency-ms",
+        str(latency_ms),
+        "--seed",
+        "0",
+    ]
+    child = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None
+        first = child.stdout.readline()
+        if "listening on " not in first:
+            raise RuntimeError(f"simulator did not start: {first!r}")
+        url = first.split("listening on ", 1)[1].split()[0]
+        yield ExternalSimulator(url)
+    finally:
+        child.terminate()
+        child.wait(timeout=10)
+
+
+def _settings(sim: ExternalSimulator, runs_root: Path) -> Settings:
+    spec = SimRunSpec(models=MODELS, samples=SAMPLES, runs_root=runs_root)
+    base = simulated_settings(sim, spec)  # type: ignore[arg-type]
     return base.model_copy(
         update={
             "llm": base.llm.model_copy(update={"max_concurrency": LLM_CONCURRENCY}),
@@ -86,14 +137,15 @@ def _max_turns(run_root: Path) -> tuple[int, int]:
 
 def measure(tmp: Path) -> tuple[Measurement, Settings]:
     """Record one run against a simulator with ``LATENCY_S`` on every request."""
-    latency = FaultConfig(latency_ms=LATENCY_S * 1000)
-    with Simulator(SimConfig(seed=0, chat=latency, search=latency)) as sim:
+    with simulator_process(LATENCY_S * 1000) as sim:
         settings = _settings(sim, tmp)
         options = RunOptions(settings=settings, source_db=SHARED_DB, runs_root=tmp, progress=False)
         started = time.perf_counter()
         summary = asyncio.run(execute_run(options, clock=SystemClock(), rand=random.Random(0)))
         wall = time.perf_counter() - started
-        served = sim.handler.served()
+    # No faults are injected, so every stored entry is one request the simulator served.
+    stats = cassette_stats(summary.run.cassettes_dir)
+    served = {channel: c.entries for channel, c in stats.channels.items()}
     if summary.errors:
         raise RuntimeError(f"benchmark run had errors: {summary.errors}")
     turns, samples = _max_turns(summary.run.root)
