@@ -399,7 +399,8 @@ async def _run_jobs(
         failure = group_error.exceptions[0]
     finally:
         await channels.aclose()
-        cache.close()
+        # aclose, not close: in record mode the cache owns the live async transport and its sockets.
+        await cache.aclose()
     if isinstance(failure, AuthError):
         log.event("run_aborted", reason="auth", message=str(failure))
         raise AuthError(
