@@ -67,7 +67,8 @@ def _first_divergence(a: str, b: str) -> str:
                 (j for j, (x, y) in enumerate(zip(left, right, strict=False)) if x != y),
                 min(len(left), len(right)),
             )
-            return f"line {i + 1}, char {at + 1}: recorded {_window(left, at)!r} vs replayed {_window(right, at)!r}"
+            where = f"line {i + 1}, char {at + 1}"
+            return f"{where}: recorded {_window(left, at)!r} vs replayed {_window(right, at)!r}"
     return f"lengths differ ({len(a)} vs {len(b)} chars)"
 
 

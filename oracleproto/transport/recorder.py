@@ -18,7 +18,7 @@ from typing import Any, Literal
 import httpx
 
 from oracleproto.clock import Clock
-from oracleproto.context import current_call_context, current_logical_call
+from oracleproto.context import LogicalCall, current_call_context, current_logical_call
 from oracleproto.errors import CassetteIntegrityError, ConfigError, ReplayMissError
 from oracleproto.hashing import canonical_json
 from oracleproto.transport.diff import json_diff, nearest, stored_request
@@ -107,6 +107,8 @@ class RecordReplay:
         self._occurrences: Counter[tuple[str, str]] = Counter()
         self._live_keys: dict[str, float] = {}
         self._inflight: dict[str, asyncio.Event] = {}
+        #: Keys whose logical call is being recorded live: (that call, set when it finishes).
+        self._open_calls: dict[str, tuple[LogicalCall, asyncio.Event]] = {}
         self.counts: Counter[str] = Counter()
         self._keys_used: dict[str, set[str]] = {}
         index = CacheIndex(cache_dir) if cache_dir is not None else None
@@ -333,6 +335,13 @@ class RecordReplay:
         """Serve one attempt of an async request on ``channel``."""
         prep = _Prepared(channel, request, await request.aread(), self)
         self._count(prep, "requests")
+        call = current_logical_call()
+        owner = self._open_calls.get(prep.key)
+        if owner is not None and owner[0] is not call:
+            # Another logical call is recording this key (shared search/detector requests): wait
+            # for its final outcome, never serve one of its intermediate 5xx/429 attempts, which
+            # replay could not reproduce (replay only has the final outcome).
+            await owner[1].wait()
         entry = self._lookup(prep)
         if entry is None and self.mode != "replay" and prep.attempt == 0:
             # Identical concurrent calls (shared search/detector requests) wait for one live call.
@@ -342,6 +351,8 @@ class RecordReplay:
                 entry = self._lookup(prep)
         if entry is not None:
             return self._serve(prep, entry, request)
+        if call is not None and prep.key not in self._open_calls:
+            self._open_logical_call(prep.key, call)
         event = self._inflight.setdefault(prep.key, asyncio.Event())
         try:
             return await self._live_async(prep, request)
@@ -349,6 +360,17 @@ class RecordReplay:
             event.set()
             if self._inflight.get(prep.key) is event:
                 del self._inflight[prep.key]
+
+    def _open_logical_call(self, key: str, call: LogicalCall) -> None:
+        done = asyncio.Event()
+        self._open_calls[key] = (call, done)
+
+        def release() -> None:
+            done.set()
+            if self._open_calls.get(key, (None,))[0] is call:
+                del self._open_calls[key]
+
+        call.on_finish.append(release)
 
     async def _live_async(self, prep: _Prepared, request: httpx.Request) -> httpx.Response:
         if self._inner is None:

@@ -66,10 +66,13 @@ class SimRecorder:
         analysis: bool = False,
         clock: Clock | None = None,
         llm_key: str = SIM_LLM_KEY,
+        detector: bool = True,
     ) -> RunSummary:
         """Record one run against a new simulator and return its summary."""
         fault_config = faults or FaultConfig()
-        spec = SimRunSpec(models=models, samples=samples, runs_root=runs_root, llm_key=llm_key)
+        spec = SimRunSpec(
+            models=models, samples=samples, runs_root=runs_root, llm_key=llm_key, detector=detector
+        )
         with Simulator(SimConfig(seed=seed, chat=fault_config, search=fault_config)) as sim:
             options = RunOptions(
                 settings=simulated_settings(sim, spec),
