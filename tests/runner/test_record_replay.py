@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pytest_socket import SocketBlockedError, disable_socket, enable_socket
+from pytest_socket import SocketBlockedError, disable_socket, enable_socket, socket_allow_hosts
 
 from oracleproto.agent.result import SAMPLE_FIELDS, SKIPPED_TRAINING_CUTOFF
 from oracleproto.cli.run import write_run_analysis
@@ -72,6 +72,7 @@ async def replay_offline(
         )
     finally:
         enable_socket()
+        socket_allow_hosts(["127.0.0.1", "::1"])
 
 
 def test_manifest_has_every_run_layout_key(recorded: RunDir) -> None:
