@@ -78,6 +78,12 @@ class _Prepared:
         )
 
 
+def _redo_on_resume(prep: _Prepared, entry: Entry) -> bool:
+    """A context-bound llm entry whose final outcome is a failure (search/detector keys are shared)."""
+    failed = entry.exception is not None or not 200 <= entry.status < 300
+    return failed and prep.channel == "llm" and prep.ctx is not None
+
+
 class RecordReplay:
     """The record/replay cache behind every llm, search and detector request."""
 
@@ -222,6 +228,10 @@ class RecordReplay:
             entry = None
         if entry is not None and prep.attempt > 0 and prep.key in self._live_keys:
             return None  # a retry of a call this session is recording
+        if entry is not None and _redo_on_resume(prep, entry) and prep.key not in self._live_keys:
+            # An llm call that failed in an earlier session belongs to exactly one slot, and that
+            # slot is being redone (the resume rule): serving the old 401/5xx would fail it again.
+            return None
         return entry
 
     def _verify_hit(self, prep: _Prepared, entry: Entry) -> None:
