@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
+import random
 import shutil
 import sqlite3
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +20,13 @@ import pytest
 from click.testing import CliRunner
 
 from oracleproto.cli.main import cli, main
-from oracleproto.sim.harness import SIM_MODELS
+from oracleproto.clock import SystemClock
+from oracleproto.dataset.demo import demo_db_path
+from oracleproto.errors import AuthError, OracleprotoError
+from oracleproto.runner.execute import RunOptions, execute_run
+from oracleproto.sim.harness import SIM_LLM_KEY, SIM_MODELS, SimRunSpec, simulated_settings
+from oracleproto.sim.server import SimConfig, Simulator
+from tests.runner.conftest import read_slots
 
 RUN_ID = "20260102-030405-beef"
 SMALL = ("--models", "1", "--samples", "1", "--no-detector", "--no-report", "--no-progress")
@@ -194,3 +205,57 @@ def test_sim_run_then_replay_as_a_user_runs_them(tmp_path: Path) -> None:
     assert (tmp_path / "replayed" / run_dir.name / "manifest.json").read_bytes() == (
         run_dir / "manifest.json"
     ).read_bytes()
+
+
+def test_a_key_revoked_mid_run_keeps_done_samples_and_the_rerun_completes(
+    tmp_path: Path, raw_slot_reader: Callable[[Path], dict[Any, dict[str, Any]]]
+) -> None:
+    config = SimConfig(seed=0)
+    run_dir = tmp_path / RUN_ID
+    with Simulator(config) as sim:
+        settings = simulated_settings(
+            sim, SimRunSpec(models=1, samples=2, runs_root=tmp_path, detector=False)
+        )
+        options = RunOptions(settings, demo_db_path(), tmp_path, run_id=RUN_ID, progress=False)
+
+        def revoke_after_some_samples() -> None:
+            while len(done_slots(run_dir)) < 5:
+                time.sleep(0.005)
+            revoked = replace(config.chat, revoked_keys=frozenset({SIM_LLM_KEY}))
+            sim.handler.config = replace(config, chat=revoked)
+
+        watcher = threading.Thread(target=revoke_after_some_samples, daemon=True)
+        watcher.start()
+        with pytest.raises(AuthError, match=f"resumable.*--run-id {RUN_ID}"):
+            asyncio.run(execute_run(options, clock=SystemClock(), rand=random.Random(0)))
+        watcher.join(timeout=60)
+    kept = done_slots(run_dir)
+    assert 5 <= len(kept) < 32
+    assert json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))["finished_at"] is None
+    code, _, err = invoke(
+        "sim",
+        "run",
+        "--runs-root",
+        tmp_path,
+        "--run-id",
+        RUN_ID,
+        "--models",
+        "1",
+        "--samples",
+        "2",
+        *SMALL[4:],
+    )
+    assert code == 0, err
+    assert f"{len(kept)} already done, {32 - len(kept)} run now" in err
+    after = raw_slot_reader(run_dir)
+    assert {slot: after[slot] for slot in kept} == kept
+    assert all(c["created_at"] is not None and c["error"] is None for c in after.values())
+
+
+def done_slots(run_dir: Path) -> dict[Any, dict[str, Any]]:
+    """Raw cells of the slots done so far (empty before the schema exists)."""
+    try:
+        slots = read_slots(run_dir)
+    except (sqlite3.OperationalError, OracleprotoError):
+        return {}
+    return {k: c for k, c in slots.items() if c["created_at"] is not None and c["error"] is None}
