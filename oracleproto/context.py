@@ -14,7 +14,7 @@ boundaries and need no extra parameters through SDKs such as ``tavily-python``:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
@@ -40,6 +40,8 @@ class LogicalCall:
 
     attempt: int = 0
     attempts: list[dict[str, object]] = field(default_factory=list)
+    #: Called once when the ``logical_call()`` block exits (the transport releases waiters).
+    on_finish: list[Callable[[], None]] = field(default_factory=list)
 
 
 _call_context: ContextVar[CallContext | None] = ContextVar("oracleproto_call_context", default=None)
@@ -75,3 +77,5 @@ def logical_call() -> Iterator[LogicalCall]:
         yield call
     finally:
         _logical_call.reset(token)
+        for callback in call.on_finish:
+            callback()

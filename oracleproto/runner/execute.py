@@ -399,8 +399,7 @@ async def _run_jobs(
         failure = group_error.exceptions[0]
     finally:
         await channels.aclose()
-        # aclose, not close: it also shuts the live inner transport, whose pooled sockets would
-        # otherwise leak (ResourceWarning) after every recorded run.
+        # aclose, not close: in record mode the cache owns the live async transport and its sockets.
         await cache.aclose()
     if isinstance(failure, AuthError):
         log.event("run_aborted", reason="auth", message=str(failure))

@@ -54,10 +54,21 @@ def find_dataset(expected_hash: str, candidates: list[Path]) -> Path:
     )
 
 
+def _window(line: str, at: int) -> str:
+    start = max(0, at - 40)
+    return ("…" if start else "") + line[start : at + 80] + ("…" if at + 80 < len(line) else "")
+
+
 def _first_divergence(a: str, b: str) -> str:
     for i, (left, right) in enumerate(zip(a.splitlines(), b.splitlines(), strict=False)):
         if left != right:
-            return f"line {i + 1}: recorded {left[:160]!r} vs replayed {right[:160]!r}"
+            # Rows start with long prompts: show the text around the first differing character.
+            at = next(
+                (j for j, (x, y) in enumerate(zip(left, right, strict=False)) if x != y),
+                min(len(left), len(right)),
+            )
+            where = f"line {i + 1}, char {at + 1}"
+            return f"{where}: recorded {_window(left, at)!r} vs replayed {_window(right, at)!r}"
     return f"lengths differ ({len(a)} vs {len(b)} chars)"
 
 

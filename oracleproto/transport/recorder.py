@@ -18,7 +18,7 @@ from typing import Any, Literal
 import httpx
 
 from oracleproto.clock import Clock
-from oracleproto.context import current_call_context, current_logical_call
+from oracleproto.context import LogicalCall, current_call_context, current_logical_call
 from oracleproto.errors import CassetteIntegrityError, ConfigError, ReplayMissError
 from oracleproto.hashing import canonical_json
 from oracleproto.transport.diff import json_diff, nearest, stored_request
@@ -79,6 +79,21 @@ class _Prepared:
         )
 
 
+def _redo_on_resume(prep: _Prepared, entry: Entry) -> bool:
+    """An entry from an earlier session that a resumed run must call live again.
+
+    A context-bound llm entry whose final outcome is a failure belongs to exactly one slot, which
+    is being redone. A search entry that ended in 401/403 aborted the run (every Tavily key was
+    rejected), so no finished sample used it. Other search and detector failures stay: they are
+    shared, and a finished sample may have recorded them (a detector 401 is a ``failed:auth``
+    verdict in some sample's audit).
+    """
+    failed = entry.exception is not None or not 200 <= entry.status < 300
+    if prep.channel == "llm":
+        return failed and prep.ctx is not None
+    return prep.channel == "search" and entry.status in (401, 403)
+
+
 class RecordReplay:
     """The record/replay cache behind every llm, search and detector request."""
 
@@ -108,6 +123,8 @@ class RecordReplay:
         self._occurrences: Counter[tuple[str, str]] = Counter()
         self._live_keys: dict[str, float] = {}
         self._inflight: dict[str, asyncio.Event] = {}
+        #: Keys whose logical call is being recorded live: (that call, set when it finishes).
+        self._open_calls: dict[str, tuple[LogicalCall, asyncio.Event]] = {}
         self.counts: Counter[str] = Counter()
         self._keys_used: dict[str, set[str]] = {}
         index = CacheIndex(cache_dir) if cache_dir is not None else None
@@ -219,12 +236,11 @@ class RecordReplay:
             return entry
         if entry is not None and self.mode == "refresh" and entry.generation != self.store.write_generation:
             entry = None
-        if entry is not None and prep.key in self._live_keys:
-            # A retry of a call this session is recording goes live; a new call is a hit.
-            return None if prep.attempt > 0 else entry
-        if entry is not None and self.mode == "record" and (is_retryable(entry) or is_auth_failure(entry)):
-            # A retryable final outcome from an earlier session (crash mid-retries, or a
-            # resumed failed slot) is re-tried live rather than frozen into the run.
+        if entry is not None and prep.attempt > 0 and prep.key in self._live_keys:
+            return None  # a retry of a call this session is recording
+        if entry is not None and _redo_on_resume(prep, entry) and prep.key not in self._live_keys:
+            # An llm call that failed in an earlier session belongs to exactly one slot, and that
+            # slot is being redone (the resume rule): serving the old 401/5xx would fail it again.
             return None
         return entry
 
@@ -339,6 +355,13 @@ class RecordReplay:
         """Serve one attempt of an async request on ``channel``."""
         prep = _Prepared(channel, request, await request.aread(), self)
         self._count(prep, "requests")
+        call = current_logical_call()
+        owner = self._open_calls.get(prep.key)
+        if owner is not None and owner[0] is not call:
+            # Another logical call is recording this key (shared search/detector requests): wait
+            # for its final outcome, never serve one of its intermediate 5xx/429 attempts, which
+            # replay could not reproduce (replay only has the final outcome).
+            await owner[1].wait()
         entry = self._lookup(prep)
         if entry is None and self.mode != "replay" and prep.attempt == 0:
             # Identical concurrent calls (shared search/detector requests) wait for one live call.
@@ -348,6 +371,8 @@ class RecordReplay:
                 entry = self._lookup(prep)
         if entry is not None:
             return self._serve(prep, entry, request)
+        if call is not None and prep.key not in self._open_calls:
+            self._open_logical_call(prep.key, call)
         event = self._inflight.setdefault(prep.key, asyncio.Event())
         try:
             return await self._live_async(prep, request)
@@ -355,6 +380,17 @@ class RecordReplay:
             event.set()
             if self._inflight.get(prep.key) is event:
                 del self._inflight[prep.key]
+
+    def _open_logical_call(self, key: str, call: LogicalCall) -> None:
+        done = asyncio.Event()
+        self._open_calls[key] = (call, done)
+
+        def release() -> None:
+            done.set()
+            if self._open_calls.get(key, (None,))[0] is call:
+                del self._open_calls[key]
+
+        call.on_finish.append(release)
 
     async def _live_async(self, prep: _Prepared, request: httpx.Request) -> httpx.Response:
         if self._inner is None:
@@ -422,11 +458,6 @@ def _checked(channel: Channel) -> Channel:
 def is_retryable(entry: Entry) -> bool:
     """True when the stored final outcome is one a provider retries (429, 5xx, transport error)."""
     return entry.exception is not None or entry.status == 429 or entry.status >= 500
-
-
-def is_auth_failure(entry: Entry) -> bool:
-    """True for a stored 401/403: the run aborted there, and a resume with a fixed key goes live."""
-    return entry.status in (401, 403)
 
 
 def _str_headers(response: httpx.Response) -> list[tuple[str, str]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -295,3 +296,40 @@ async def test_record_retries_a_retryable_outcome_from_an_earlier_session(tmp_pa
 def test_unknown_channel_is_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="unknown channel 'web'; use one of llm, search, detector"):
         make_rr(tmp_path, "replay").transport("web")  # type: ignore[arg-type]
+
+
+async def test_shared_call_waits_for_the_final_outcome_of_the_call_recording_it(tmp_path: Path) -> None:
+    # Two logical calls with the same search request: while the first is between a 503 and its
+    # retry, the second must not be served the 503 (replay only knows the final 200).
+    statuses = iter([503, 200])
+
+    def handler(_: object) -> LoopbackResponse:
+        status = next(statuses)
+        return LoopbackResponse(
+            status=status, body=b'{"results": []}' if status == 200 else b'{"detail":"x"}'
+        )
+
+    between = asyncio.Event()
+    seen: list[int] = []
+    with LoopbackServer(handler) as server:  # type: ignore[arg-type]
+        rr = make_rr(tmp_path, "record")
+        async with httpx.AsyncClient(transport=rr.transport("search"), base_url=server.base_url) as client:
+
+            async def first() -> None:
+                with logical_call() as call:
+                    seen.append((await client.post("/search", json={"query": "q"})).status_code)
+                    between.set()
+                    for _ in range(5):
+                        await asyncio.sleep(0)  # let the second call arrive first
+                    call.attempt = 1
+                    seen.append((await client.post("/search", json={"query": "q"})).status_code)
+
+            async def second() -> int:
+                await between.wait()
+                with logical_call():
+                    return (await client.post("/search", json={"query": "q"})).status_code
+
+            _, status = await asyncio.gather(first(), second())
+        await rr.aclose()
+    assert seen == [503, 200]
+    assert status == 200
