@@ -8,7 +8,8 @@ temporary directory, and compares the wall time with the ideal bound
                    max over samples of (LLM turns of the sample) · L )
 
 where N_* are the requests the simulator actually served on each channel (the live entries of the
-recorded cassettes; cache hits cost nothing and are not counted), L is the injected latency and P_* the channel concurrency caps.
+recorded cassettes; cache hits cost nothing and are not counted), L is the injected latency and
+P_* the channel concurrency caps.
 Every schedule needs at least that long: each channel can hold at most P requests of L seconds
 in flight, and one sample's LLM turns are strictly sequential. Efficiency = T_ideal / T_wall
 (target ≥ 0.9); run setup, admission and store writes count against it.

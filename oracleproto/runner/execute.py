@@ -46,6 +46,10 @@ from oracleproto.store.naming import RandomBits
 from oracleproto.transport import RecordReplay
 
 CASSETTES_DIR_NAME = "cassettes"
+#: How often the cache rewrites its YAML cassettes during a run. Every entry is durable in the
+#: journal the moment it is recorded; compaction rewrites whole files and blocks the event loop,
+#: so a long run compacts rarely (and always at the end).
+COMPACT_EVERY_S = 600.0
 
 
 @dataclass(frozen=True)
@@ -346,7 +350,13 @@ async def _run_jobs(
         return
     live = options.mode != "replay"
     questions = {q.id: q for q in identity.questions}
-    cache = RecordReplay(run.cassettes_dir, clock=clock, mode=options.mode, cache_dir=options.cache_dir)
+    cache = RecordReplay(
+        run.cassettes_dir,
+        clock=clock,
+        mode=options.mode,
+        cache_dir=options.cache_dir,
+        flush_every_s=COMPACT_EVERY_S,
+    )
     channels = open_channels(settings, cache, clock, live=live)
     in_flight = asyncio.Semaphore(max(1, settings.llm.max_concurrency * 4))
     failure: BaseException | None = None
