@@ -43,7 +43,7 @@ from oracleproto.store import (
     parse_timestamp,
 )
 from oracleproto.store.naming import RandomBits
-from oracleproto.transport import RecordReplay
+from oracleproto.transport import RecordReplay, RefreshPredicate
 
 CASSETTES_DIR_NAME = "cassettes"
 
@@ -72,6 +72,8 @@ class RunOptions:
     progress: bool = True
     #: Called with the run directory after the DBs are complete (the analysis pass).
     after: Callable[[RunDir, Settings], None] | None = None
+    #: Refresh mode only: which calls go live again (None = all); the rest replay.
+    should_refresh: RefreshPredicate | None = None
 
 
 @dataclass
@@ -346,7 +348,13 @@ async def _run_jobs(
         return
     live = options.mode != "replay"
     questions = {q.id: q for q in identity.questions}
-    cache = RecordReplay(run.cassettes_dir, clock=clock, mode=options.mode, cache_dir=options.cache_dir)
+    cache = RecordReplay(
+        run.cassettes_dir,
+        clock=clock,
+        mode=options.mode,
+        cache_dir=options.cache_dir,
+        should_refresh=options.should_refresh,
+    )
     channels = open_channels(settings, cache, clock, live=live)
     in_flight = asyncio.Semaphore(max(1, settings.llm.max_concurrency * 4))
     failure: BaseException | None = None
