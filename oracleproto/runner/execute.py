@@ -407,7 +407,7 @@ async def _run_jobs(
         failure = group_error.exceptions[0]
     finally:
         await channels.aclose()
-        cache.close()
+        await cache.aclose()  # also closes the pooled live connections (no ResourceWarning)
     if isinstance(failure, AuthError):
         log.event("run_aborted", reason="auth", message=str(failure))
         raise AuthError(
