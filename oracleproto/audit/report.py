@@ -59,7 +59,8 @@ def build_audit(
         "cost": cost(old.entries, new.entries),
         "answers": None,
     }
-    if old.run_dir is not None and new.run_dir is not None:
+    # Two generations of one run share its databases: answers can only be compared across runs.
+    if old.run_dir is not None and new.run_dir is not None and old.run_dir.resolve() != new.run_dir.resolve():
         conv = parse_convention(convention)
         before, after = read_run(old.run_dir), read_run(new.run_dir)
         audit["answers"] = {
