@@ -2,7 +2,7 @@
 
 Pairing: the same key is the same request. Otherwise entries are paired by logical slot —
 llm: (model, question, sample, step, occurrence); search: the query; detector: the audited
-URL — so a slot whose canonical request differs shows up as "request changed", not as an
+URL and cutoff — so a slot whose canonical request differs shows up as "request changed", not as an
 unrelated removal plus addition.
 
 Classes: ``unchanged`` (only masked fields differ), ``response_changed``, ``request_changed``,
@@ -42,6 +42,7 @@ CLASSES: tuple[EntryClass, ...] = ("unchanged", "response_changed", "request_cha
 MARKER_FIELDS = ("system_fingerprint", "model", "service_tier")
 _MAX_LINES = 12
 _URL = re.compile(r"https?://[^\s\"'\\,]+")
+_CUTOFF = re.compile(r"cutoff_date\W{1,8}(\d{4}-\d{2}-\d{2})")
 
 
 @dataclass
@@ -90,9 +91,11 @@ def slot_of(entry: Entry) -> tuple[Any, ...]:
     if entry.channel == "search" and isinstance(body, dict) and isinstance(body.get("query"), str):
         return ("search", body["query"])
     if entry.channel == "detector":
-        found = _URL.search(entry.request_body.replace("\\/", "/"))
+        text = entry.request_body.replace("\\/", "/")
+        found = _URL.search(text)
         if found:
-            return ("detector", found.group(0))
+            cutoff = _CUTOFF.search(text)
+            return ("detector", found.group(0), cutoff.group(1) if cutoff else None)
     return (entry.channel, entry.key)
 
 
@@ -127,10 +130,17 @@ def pair_entries(old: tuple[Entry, ...], new: tuple[Entry, ...]) -> list[EntryCh
     for slot in sorted(lone_old.keys() | lone_new.keys(), key=repr):
         olds = sorted(lone_old.get(slot, []), key=lambda e: e.key)
         news = sorted(lone_new.get(slot, []), key=lambda e: e.key)
-        for a, b in zip(olds, news, strict=False):
+        for a in list(olds):
+            if not news:
+                break
+            # Several lone entries in one slot (e.g. one query sent with two end dates): pair each
+            # old entry with the new one whose request differs least.
+            b = min(news, key=lambda n: (len(json_diff(masked_request(a), masked_request(n))), n.key))
             changes.append(_compare(a, b))
-        changes += [EntryChange(e.channel, slot, "removed", e, None) for e in olds[len(news) :]]
-        changes += [EntryChange(e.channel, slot, "added", None, e) for e in news[len(olds) :]]
+            olds.remove(a)
+            news.remove(b)
+        changes += [EntryChange(e.channel, slot, "removed", e, None) for e in olds]
+        changes += [EntryChange(e.channel, slot, "added", None, e) for e in news]
     return sorted(changes, key=lambda c: (c.channel, repr(c.slot), c.cls))
 
 

@@ -219,7 +219,7 @@ def test_detector_verdict_flip_is_paired_by_the_audited_url() -> None:
         return entry("detector", request, chat(json.dumps({"verdict": verdict, "reason": "r"})))
 
     old, new = det("keep", "v1"), det("drop", "v2")
-    assert slot_of(old) == ("detector", "https://x.example/a")
+    assert slot_of(old) == ("detector", "https://x.example/a", "2026-01-01")
     changes = classify((old,), (new,))
     assert [c.cls for c in changes] == ["request_changed"]
     assert detector_flips(changes) == [{"item": "https://x.example/a", "before": "keep", "after": "drop"}]
@@ -240,3 +240,35 @@ def test_cost_counts_live_calls_only_and_sums_usage_cost() -> None:
     assert out["carried_over"] == 1
     assert out["original"]["llm"] == {"calls": 2, "prompt_tokens": 20, "completion_tokens": 4, "cost": 0.75}
     assert out["refresh"]["llm"] == {"calls": 1, "prompt_tokens": 10, "completion_tokens": 2, "cost": 0.75}
+
+
+def test_one_url_audited_for_two_cutoffs_pairs_by_cutoff() -> None:
+    def det(cutoff: str, wording: str) -> Entry:
+        prompt = f'{wording}: {{"url": "https://x.example/a", "cutoff_date": "{cutoff}"}}'
+        request = {
+            "model": "sim/detector",
+            "messages": [{"role": "user", "content": prompt}],
+            "temperature": 0,
+        }
+        return entry("detector", request, chat("{}"))
+
+    old = (det("2026-02-01", "audit"), det("2026-01-01", "audit"))
+    new = (det("2026-01-01", "check"), det("2026-02-01", "check"))
+    changes = classify(old, new)
+    assert [c.cls for c in changes] == ["request_changed", "request_changed"]
+    for c in changes:
+        assert c.old is not None and c.new is not None
+        assert len(c.request_diff) == 1 and c.request_diff[0].startswith("$.body.messages[0].content:")
+        assert c.old.request_body.split("cutoff_date")[1] == c.new.request_body.split("cutoff_date")[1]
+
+
+def test_entries_sharing_a_slot_pair_with_their_nearest_request() -> None:
+    old = (
+        entry("search", {"query": "q", "end_date": "2026-01-01", "max_results": 5}, {"results": []}),
+        entry("search", {"query": "q", "end_date": "2026-02-01", "max_results": 5}, {"results": []}),
+    )
+    new = (entry("search", {"query": "q", "end_date": "2026-02-01", "max_results": 6}, {"results": []}),
+           entry("search", {"query": "q", "end_date": "2026-01-01", "max_results": 6}, {"results": []}))  # fmt: skip
+    changes = classify(old, new)
+    assert [(c.cls, c.drift) for c in changes] == [("request_changed", "harness")] * 2
+    assert [c.request_diff for c in changes] == [["$.body.max_results: 5 → 6"]] * 2
