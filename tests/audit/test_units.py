@@ -263,12 +263,13 @@ def test_one_url_audited_for_two_cutoffs_pairs_by_cutoff() -> None:
 
 
 def test_entries_sharing_a_slot_pair_with_their_nearest_request() -> None:
-    old = (
-        entry("search", {"query": "q", "end_date": "2026-01-01", "max_results": 5}, {"results": []}),
-        entry("search", {"query": "q", "end_date": "2026-02-01", "max_results": 5}, {"results": []}),
-    )
-    new = (entry("search", {"query": "q", "end_date": "2026-02-01", "max_results": 6}, {"results": []}),
-           entry("search", {"query": "q", "end_date": "2026-01-01", "max_results": 6}, {"results": []}))  # fmt: skip
+    def search(end_date: str, max_results: int) -> Entry:
+        return entry(
+            "search", {"query": "q", "end_date": end_date, "max_results": max_results}, {"results": []}
+        )
+
+    old = (search("2026-01-01", 5), search("2026-02-01", 5))
+    new = (search("2026-02-01", 6), search("2026-01-01", 6))
     changes = classify(old, new)
     assert [(c.cls, c.drift) for c in changes] == [("request_changed", "harness")] * 2
     assert [c.request_diff for c in changes] == [["$.body.max_results: 5 → 6"]] * 2
