@@ -12,6 +12,8 @@ from click.testing import CliRunner
 
 from oracleproto.audit import audit_json
 from oracleproto.cli.main import cli, main
+from oracleproto.sim.harness import SIM_LLM_KEY, SIM_TAVILY_KEY
+from oracleproto.sim.server import SimConfig, Simulator
 from tests.audit.conftest import ORIGINAL, Scenario
 
 
@@ -116,3 +118,42 @@ def test_refresh_with_a_selector_naming_an_unknown_model_is_refused(original: Pa
     assert result.exit_code != 0
     assert "--select model=sim/nobody: model sim/nobody is not in the run (models: " in str(result.exception)
     assert sorted(p.name for p in tmp_path.iterdir()) == [ORIGINAL]  # nothing written
+
+
+def _env_file(path: Path, sim: Simulator, **extra: str) -> Path:
+    """The simulated run's settings written as the .env a researcher would use with ``run``."""
+    lines = {
+        "LLM_BASE_URL": sim.llm_base_url,
+        "LLM_API_KEY": SIM_LLM_KEY,
+        "MODELS": "sim/careful,sim/hasty",
+        "MODEL_TRAINING_CUTOFFS": "sim/careful=2026-01,sim/hasty=2025-12-15",
+        "LLM_SEND_SEED": "true",
+        "TAVILY_API_KEY": SIM_TAVILY_KEY,
+        "TAVILY_BASE_URL": sim.search_base_url,
+        "LEAK_DETECTOR_MODEL": "sim/detector",
+        "SAMPLING_N": "2",
+        "ANALYSIS_BOOTSTRAP_N": "0",
+        **extra,
+    }
+    path.write_text("".join(f"{k}={v}\n" for k, v in lines.items()))
+    return path
+
+
+@pytest.mark.parametrize(
+    ("extra", "verdict"),
+    [({}, "zero drift: provider 0"), ({"ENABLE_BUDGET_FOOTER": "false"}, "DRIFT: provider 0")],
+)
+def test_run_refresh_from_the_environment(
+    original: Path, tmp_path: Path, extra: dict[str, str], verdict: str
+) -> None:
+    shutil.copytree(original, tmp_path / ORIGINAL)
+    with Simulator(SimConfig(seed=0)) as sim:
+        env = _env_file(tmp_path / "sim.env", sim, **extra)
+        code, out, err = run(
+            "run", "--refresh", tmp_path / ORIGINAL, "--runs-root", tmp_path, "--env-file", env,
+            "--run-id", "20260101-000000-0b02", "--no-report", "--no-progress",
+        )  # fmt: skip
+    assert code == 0, err
+    assert verdict in out
+    if extra:  # the footer is part of the prompt: harness drift, never provider drift
+        assert "harness 0," not in out
