@@ -15,7 +15,7 @@ from oracleproto.audit import audit_json, render_markdown, zero_drift
 from oracleproto.audit.mask import VOLATILE_ENTRY_FIELDS
 from oracleproto.audit.rollups import carried_over
 from oracleproto.transport.store import CassetteStore
-from tests.audit.conftest import ORIGINAL, REVISED_MODEL, SELECTED_QUESTION, Scenario
+from tests.audit.conftest import ORIGINAL, REVISED_MODEL, SELECTED_QUESTION, Scenario, refresh
 
 SAMPLES = 2
 
@@ -170,3 +170,11 @@ def test_partial_refresh_touches_only_the_selected_trajectories(partial: Scenari
     for e in live:
         assert e.context is not None
         assert e.context["model"].startswith(REVISED_MODEL) and e.context["question_id"] == SELECTED_QUESTION
+
+
+def test_refreshing_a_refresh_compares_its_latest_generation(revised: Scenario) -> None:
+    again = refresh(revised.result.new.root, "20260101-000000-0a05", revisions={REVISED_MODEL: 1})
+    assert (again.audit["old"], again.audit["new"]) == ("20260101-000000-0a02@g1", "20260101-000000-0a05@g2")
+    assert zero_drift(again.audit)
+    gens = CassetteStore(again.new.root / "cassettes", writable=False).entries_by_generation()
+    assert sorted(gens) == [0, 1, 2]
