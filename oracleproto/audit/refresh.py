@@ -19,7 +19,7 @@ from oracleproto.audit.selector import Selector
 from oracleproto.audit.views import load_view
 from oracleproto.clock import Clock
 from oracleproto.dataset.demo import demo_db_path
-from oracleproto.errors import StoreError
+from oracleproto.errors import AuthError, ErrorKind, StoreError
 from oracleproto.runner.execute import RunOptions, RunSummary, execute_run
 from oracleproto.runner.replay import find_dataset
 from oracleproto.settings import Settings
@@ -89,7 +89,17 @@ async def refresh_run(options: RefreshOptions, *, clock: Clock, rand: RandomBits
         after=options.after,
         should_refresh=None if options.selector.full else options.selector,
     )
-    summary = await execute_run(run_options, clock=clock, rand=rand)
+    try:
+        summary = await execute_run(run_options, clock=clock, rand=rand)
+    except AuthError as exc:
+        # A refresh always writes a fresh generation, so it cannot resume: say so instead of
+        # the runner's "rerun with --run-id" hint.
+        shown = str(exc).removeprefix(f"{ErrorKind.AUTH.value}: ")
+        raise AuthError(
+            f"{shown}\nthis was a refresh of {old.run_id}: {target} is incomplete and cannot be resumed; "
+            "fix the key, remove that directory and run the refresh again",
+            status_code=exc.status_code,
+        ) from exc
     new = summary.run
     analysis = options.settings.analysis
     audit = build_audit(

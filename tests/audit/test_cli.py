@@ -157,3 +157,15 @@ def test_run_refresh_from_the_environment(
     assert verdict in out
     if extra:  # the footer is part of the prompt: harness drift, never provider drift
         assert "harness 0," not in out
+
+
+def test_refresh_stopped_by_a_revoked_key_says_how_to_retry(original: Path, tmp_path: Path) -> None:
+    shutil.copytree(original, tmp_path / ORIGINAL)
+    code, _, err = run(
+        "sim", "run", "--models", "2", "--samples", "2", "--runs-root", tmp_path, "--no-progress",
+        "--refresh", ORIGINAL, "--run-id", "20260101-000000-0b03", "--revoke-llm-key",
+    )  # fmt: skip
+    assert code == 3
+    assert "401" in err
+    assert f"{tmp_path / '20260101-000000-0b03'} is incomplete and cannot be resumed" in err
+    assert (tmp_path / ORIGINAL / "cassettes").is_dir()
