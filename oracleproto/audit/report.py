@@ -128,13 +128,13 @@ def summary_lines(audit: dict[str, Any]) -> list[str]:
         f"{len(audit['search_drift'])}; detector verdict flips: {len(audit['detector_flips'])}"
     )
     c = audit["cost"]
-    for side in ("original", "refresh"):
+    for side, label in (("original", "original recording: {} calls"), ("refresh", "refresh: {} live calls")):
         tot = c[side]
         calls = sum(v["calls"] for v in tot.values())
         toks = sum(v["prompt_tokens"] + v["completion_tokens"] for v in tot.values())
         costs = [v["cost"] for v in tot.values() if v["cost"] is not None]
         money = f", cost {sum(costs):.6f}" if costs else ""
-        lines.append(f"{side}: {calls} live calls, {toks} tokens{money}")
+        lines.append(f"{label.format(calls)}, {toks} tokens{money}")
     lines.append(f"carried over from the old recording: {c['carried_over']} entries")
     return lines
 
