@@ -25,6 +25,7 @@ def cli() -> None:
 
 def _register() -> None:
     # Command modules are imported here, not at package import, to keep `import oracleproto` light.
+    from oracleproto.cli.audit import diff_cmd
     from oracleproto.cli.cassettes import cache, cassettes
     from oracleproto.cli.dataset import dataset
     from oracleproto.cli.render import render_command
@@ -34,6 +35,7 @@ def _register() -> None:
     from oracleproto.cli.sim_run import sim_run
 
     sim_group.add_command(sim_run)
+    cassettes.add_command(diff_cmd)
     for command in (
         dataset,
         render_command,

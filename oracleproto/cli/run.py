@@ -12,6 +12,8 @@ import click
 
 from oracleproto.analysis import analyze_run, write_analysis
 from oracleproto.analysis.tables import render_markdown
+from oracleproto.audit import RefreshOptions, parse_selector
+from oracleproto.cli.audit import refresh_target, run_refresh, select_option
 from oracleproto.clock import SystemClock
 from oracleproto.dataset.demo import demo_db_path
 from oracleproto.errors import AuthError
@@ -67,9 +69,19 @@ def _print_tables(run: RunDir) -> None:
 @click.option("--env-file", type=click.Path(path_type=Path, dir_okay=False), default=Path(".env"))
 @click.option("--no-progress", is_flag=True, help="Never draw the progress display.")
 @click.option("--no-report", is_flag=True, help="Skip the analysis pass at the end.")
+@click.option(
+    "--refresh",
+    "refresh",
+    default=None,
+    metavar="RUN",
+    help="Re-record RUN live into a new run directory and audit what changed (see --select).",
+)
+@select_option
 def run_command(
     *,
     mode: CacheMode | None,
+    refresh: str | None,
+    select: tuple[str, ...],
     dataset: str | None,
     run_id: str | None,
     runs_root: Path | None,
@@ -79,6 +91,22 @@ def run_command(
 ) -> None:
     """Run the forecasting benchmark (admission, ReAct loop, store, analysis)."""
     settings = load_settings(env_file if env_file.exists() else None)
+    if refresh is not None or select:
+        if refresh is None or mode is not None:
+            raise click.UsageError("--select needs --refresh RUN, and --refresh excludes --record/--replay")
+        root = runs_root or settings.run.runs_root
+        refresh_opts = RefreshOptions(
+            old_run=refresh_target(refresh, root),
+            settings=settings,
+            runs_root=root,
+            selector=parse_selector(select),
+            dataset=None if dataset in (None, "", "demo") else Path(str(dataset)),
+            run_id=run_id,
+            progress=not no_progress,
+            after=None if no_report else write_run_analysis,
+        )
+        run_refresh(refresh_opts, clock=SystemClock(), rand=secrets.SystemRandom())
+        return
     chosen: CacheMode = mode or settings.run.mode
     options = RunOptions(
         settings=settings,

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import click
 
+from oracleproto.audit import RefreshOptions, parse_selector
+from oracleproto.cli.audit import refresh_target, run_refresh, select_option
 from oracleproto.cli.run import EXIT_AUTH, _print_tables, _report_summary, resolve_dataset, write_run_analysis
 from oracleproto.clock import SystemClock
 from oracleproto.errors import AuthError
@@ -18,6 +20,16 @@ from oracleproto.sim.harness import SIM_LLM_KEY, SimRunSpec, simulated_settings
 from oracleproto.sim.server import SimConfig, Simulator
 
 _RATE = click.FloatRange(0.0, 1.0)
+
+
+def _revisions(values: tuple[str, ...]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for value in values:
+        model, _, rev = value.partition("=")
+        if not model or not rev.isdigit():
+            raise click.UsageError(f"--revise {value!r}: expected MODEL=REV, e.g. sim/hasty=1")
+        out[model] = int(rev)
+    return out
 
 
 @click.command("run")
@@ -35,6 +47,16 @@ _RATE = click.FloatRange(0.0, 1.0)
 @click.option("--no-detector", is_flag=True, help="Run without the leak detector.")
 @click.option("--no-report", is_flag=True)
 @click.option("--no-progress", is_flag=True)
+@click.option(
+    "--refresh", default=None, metavar="RUN", help="Refresh RUN against the simulator (see run --refresh)."
+)
+@select_option
+@click.option(
+    "--revise",
+    multiple=True,
+    metavar="MODEL=REV",
+    help="Serve MODEL (e.g. sim/hasty) at revision REV: new weights behind the same slug.",
+)
 def sim_run(
     *,
     dataset: str,
@@ -51,6 +73,9 @@ def sim_run(
     no_detector: bool,
     no_report: bool,
     no_progress: bool,
+    refresh: str | None,
+    select: tuple[str, ...],
+    revise: tuple[str, ...],
 ) -> None:
     """Start the simulator, record a run through the normal `run --record` path, print its directory."""
     if fail_5xx + fail_429 + fail_timeout > 1.0:
@@ -63,9 +88,25 @@ def sim_run(
         retry_after_s=0,
         revoked_keys=frozenset({SIM_LLM_KEY}) if revoke_llm_key else frozenset(),
     )
+    if select and refresh is None:
+        raise click.UsageError("--select needs --refresh RUN")
     spec = SimRunSpec(models=n_models, samples=samples, runs_root=runs_root, detector=not no_detector)
-    with Simulator(SimConfig(seed=seed, chat=faults, search=faults)) as sim:
+    config = SimConfig(seed=seed, chat=faults, search=faults, revisions=_revisions(revise))
+    with Simulator(config) as sim:
         settings = simulated_settings(sim, spec)
+        if refresh is not None:
+            refresh_opts = RefreshOptions(
+                old_run=refresh_target(refresh, runs_root),
+                settings=settings,
+                runs_root=runs_root,
+                selector=parse_selector(select),
+                dataset=None if dataset == "demo" else Path(dataset),
+                run_id=run_id,
+                progress=not no_progress,
+                after=None if no_report else write_run_analysis,
+            )
+            run_refresh(refresh_opts, clock=SystemClock(), rand=random.Random(seed + 1))
+            return
         options = RunOptions(
             settings=settings,
             source_db=resolve_dataset(dataset, settings),

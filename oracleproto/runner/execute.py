@@ -43,7 +43,7 @@ from oracleproto.store import (
     parse_timestamp,
 )
 from oracleproto.store.naming import RandomBits
-from oracleproto.transport import RecordReplay
+from oracleproto.transport import RecordReplay, RefreshPredicate
 
 CASSETTES_DIR_NAME = "cassettes"
 #: How often the cache rewrites its YAML cassettes during a run. Every entry is durable in the
@@ -76,6 +76,8 @@ class RunOptions:
     progress: bool = True
     #: Called with the run directory after the DBs are complete (the analysis pass).
     after: Callable[[RunDir, Settings], None] | None = None
+    #: Refresh mode only: which calls go live again (None = all); the rest replay.
+    should_refresh: RefreshPredicate | None = None
 
 
 @dataclass
@@ -356,6 +358,7 @@ async def _run_jobs(
         mode=options.mode,
         cache_dir=options.cache_dir,
         flush_every_s=COMPACT_EVERY_S,
+        should_refresh=options.should_refresh,
     )
     channels = open_channels(settings, cache, clock, live=live)
     in_flight = asyncio.Semaphore(max(1, settings.llm.max_concurrency * 4))

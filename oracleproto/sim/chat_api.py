@@ -55,7 +55,7 @@ def resolve(model: str, messages: list[dict[str, Any]], tools: list[dict[str, An
     return persona
 
 
-def completion(seed: int, body: dict[str, Any], key: str) -> dict[str, Any]:
+def completion(seed: int, body: dict[str, Any], key: str, *, revision: int = 0) -> dict[str, Any]:
     """The ``chat.completion`` object answering ``body``; ``key`` is its randomness key."""
     model, messages, tools = validate(body)
     persona = resolve(model, messages, tools)
@@ -70,7 +70,7 @@ def completion(seed: int, body: dict[str, Any], key: str) -> dict[str, Any]:
     return openai_wire.completion_body(
         key=key,
         model=model,
-        fingerprint=openai_wire.fingerprint_for(model, seed),
+        fingerprint=openai_wire.fingerprint_for(model, seed, revision),
         content=content,
         tool_calls=calls,
         prompt_tokens=openai_wire.prompt_tokens(messages, tools),

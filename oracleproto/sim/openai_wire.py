@@ -117,9 +117,10 @@ def completion_body(
     }
 
 
-def fingerprint_for(model: str, seed: int) -> str:
-    """A stable ``system_fingerprint`` per served model and server seed (``fp_`` + 10 hex)."""
-    return "fp_" + rng.digest("fingerprint", model, seed).hex()[:10]
+def fingerprint_for(model: str, seed: int, revision: int = 0) -> str:
+    """A stable ``system_fingerprint`` per served model, server seed and revision (``fp_`` + 10 hex)."""
+    parts: tuple[object, ...] = ("fingerprint", model, seed) + ((revision,) if revision else ())
+    return "fp_" + rng.digest(*parts).hex()[:10]
 
 
 def error_body(message: str, type_: str, code: str | None, param: str | None = None) -> bytes:

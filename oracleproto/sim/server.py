@@ -38,6 +38,10 @@ class SimConfig:
     """Faults of ``/search``."""
     honour_end_date: bool = True
     """``False`` makes ``/search`` ignore ``end_date`` (a search engine without a time mask)."""
+    revisions: dict[str, int] = field(default_factory=dict)
+    """Model slug → revision: a non-zero revision stands for new weights behind the same slug.
+    It is mixed into that model's randomness key and ``system_fingerprint``, so its answers
+    drift while every other model answers exactly as before (refresh-audit tests, demo)."""
 
 
 def _json_response(status: int, payload: Any, headers: dict[str, str] | None = None) -> LoopbackResponse:
@@ -84,6 +88,9 @@ class SimHandler:
         )
 
     def _key(self, service: str, body: dict[str, Any], content_hash: str) -> str:
+        revision = self.config.revisions.get(str(body.get("model")), 0) if service == "chat" else 0
+        if revision:
+            content_hash = rng.digest(content_hash, "revision", revision).hex()
         if service == "chat" and "seed" in body:
             return rng.digest(self.config.seed, service, content_hash, "seed", body["seed"]).hex()
         occurrence = self._occurrences.next(f"{service}:{content_hash}")
@@ -136,7 +143,12 @@ class SimHandler:
         if faulted is not None:
             return faulted
         try:
-            payload = chat_api.completion(self.config.seed, body, self._key("chat", body, content_hash))
+            payload = chat_api.completion(
+                self.config.seed,
+                body,
+                self._key("chat", body, content_hash),
+                revision=self.config.revisions.get(str(body["model"]), 0),
+            )
         except chat_api.ChatRequestError as exc:
             return LoopbackResponse(status=exc.status, body=exc.body, delay_s=decision.delay_s)
         response = _json_response(200, payload, {"x-request-id": "req_" + content_hash[:32]})

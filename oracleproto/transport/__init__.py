@@ -9,7 +9,7 @@ from __future__ import annotations
 from oracleproto.errors import CassetteIntegrityError, ReplayMissError, SampleContextError
 from oracleproto.transport.diff import generation_diff, json_diff
 from oracleproto.transport.keys import KEY_SCHEMA_VERSION, Channel
-from oracleproto.transport.recorder import Mode, RecordReplay
+from oracleproto.transport.recorder import Mode, RecordReplay, RefreshPredicate
 from oracleproto.transport.stats import CassetteStats, cassette_stats
 from oracleproto.transport.store import CassetteStore, rebuild_index
 
@@ -21,6 +21,7 @@ __all__ = [
     "Channel",
     "Mode",
     "RecordReplay",
+    "RefreshPredicate",
     "ReplayMissError",
     "SampleContextError",
     "cassette_stats",

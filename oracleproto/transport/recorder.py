@@ -3,14 +3,19 @@
 * ``replay`` (default) — never opens a socket; a miss raises ``ReplayMissError``.
 * ``record`` — existing entries replay; new logical calls go live and are stored.
 * ``refresh`` — every logical call goes live once and is stored in a new generation;
-  earlier generations stay untouched for diffing.
+  earlier generations stay untouched for diffing. With a ``should_refresh`` predicate only
+  the calls it selects go live; the others replay from the previous generations (and go
+  live only when nothing was recorded for them). Either way the new generation ends up
+  holding every entry the refreshed run used, so it is a complete recording on its own.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import threading
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal
@@ -52,6 +57,8 @@ from oracleproto.transport.store import CassetteStore
 
 Mode = Literal["replay", "record", "refresh"]
 MODES: tuple[Mode, ...] = ("replay", "record", "refresh")
+#: ``(channel, sample context or None) -> True`` when a refresh must re-record that call.
+RefreshPredicate = Callable[[Channel, dict[str, Any] | None], bool]
 
 
 class _Prepared:
@@ -107,6 +114,7 @@ class RecordReplay:
         inner: httpx.AsyncBaseTransport | None = None,
         inner_sync: httpx.BaseTransport | None = None,
         flush_every_s: float = 30.0,
+        should_refresh: RefreshPredicate | None = None,
     ) -> None:
         if mode not in MODES:
             raise ConfigError(f"unknown record/replay mode {mode!r}; use one of {', '.join(MODES)}")
@@ -127,6 +135,9 @@ class RecordReplay:
         self._open_calls: dict[str, tuple[LogicalCall, asyncio.Event]] = {}
         self.counts: Counter[str] = Counter()
         self._keys_used: dict[str, set[str]] = {}
+        self._should_refresh = should_refresh
+        # Keys whose entry in the write generation is a carried-over copy, not a live recording.
+        self._carried: set[str] = set()
         index = CacheIndex(cache_dir) if cache_dir is not None else None
         lazy = mode == "replay" and index is not None and index.is_fresh(fingerprint(self.cassette_dir))
         write_gen = 0
@@ -234,8 +245,8 @@ class RecordReplay:
             if entry is None:
                 raise self._miss(prep)
             return entry
-        if entry is not None and self.mode == "refresh" and entry.generation != self.store.write_generation:
-            entry = None
+        if self.mode == "refresh":
+            entry = self._refresh_lookup(prep, entry)
         if entry is not None and prep.attempt > 0 and prep.key in self._live_keys:
             return None  # a retry of a call this session is recording
         if entry is not None and _redo_on_resume(prep, entry) and prep.key not in self._live_keys:
@@ -243,6 +254,31 @@ class RecordReplay:
             # slot is being redone (the resume rule): serving the old 401/5xx would fail it again.
             return None
         return entry
+
+    def _refresh_lookup(self, prep: _Prepared, entry: Entry | None) -> Entry | None:
+        write_gen = self.store.write_generation
+        if self._should_refresh is None or self._should_refresh(prep.channel, prep.ctx):
+            # Selected: only what this refresh itself recorded live may serve it.
+            with self._lock:
+                carried = prep.key in self._carried
+            if entry is not None and (entry.generation != write_gen or carried):
+                return None
+            return entry
+        # Not selected: the previous recording serves it, even when a selected call has
+        # meanwhile re-recorded the same shared (search/detector) key; nothing recorded → live.
+        previous = self.store.get_before(prep.key, write_gen)
+        return previous if previous is not None else entry
+
+    def _carry(self, entry: Entry) -> None:
+        """Copy an older-generation entry served during a refresh into the write generation."""
+        with self._lock:
+            current = self.store.get_in(entry.key, self.store.write_generation)
+            if current is None:
+                self._carried.add(entry.key)
+                self.store.put(dataclasses.replace(entry, requests=1, attempts=list(entry.attempts)))
+            else:
+                current.requests += 1
+                self.store.put(current)
 
     def _verify_hit(self, prep: _Prepared, entry: Entry) -> None:
         live_body = canonical_json(prep.projection["body"])
@@ -257,7 +293,9 @@ class RecordReplay:
     def _serve(self, prep: _Prepared, entry: Entry, request: httpx.Request) -> httpx.Response:
         self._verify_hit(prep, entry)
         self._count(prep, "hits")
-        if self.mode != "replay" and prep.attempt == 0:
+        if self.mode == "refresh" and prep.attempt == 0 and entry.generation != self.store.write_generation:
+            self._carry(entry)
+        elif self.mode != "replay" and prep.attempt == 0:
             entry.requests += 1
             self.store.put(entry)
         if entry.exception is not None:
@@ -344,6 +382,8 @@ class RecordReplay:
             requests=previous.requests if previous is not None else 1,
         )
         entry = _redacted(entry, prep.secrets)
+        with self._lock:
+            self._carried.discard(prep.key)
         self.store.put(entry)
         self._count(prep, "live")
         if now - self._last_flush >= self._flush_every_s:

@@ -108,6 +108,22 @@ class CassetteStore:
             return self.index.get(key)
         return None
 
+    def get_in(self, key: str, generation: int) -> Entry | None:
+        """The entry for ``key`` stored in exactly ``generation``, if any."""
+        self._ensure_loaded()
+        with self._lock:
+            for (gen, _), entries in self._files.items():
+                if gen == generation and key in entries:
+                    return entries[key]
+        return None
+
+    def get_before(self, key: str, generation: int) -> Entry | None:
+        """The latest entry for ``key`` from a generation older than ``generation``."""
+        self._ensure_loaded()
+        with self._lock:
+            found = [e[key] for (gen, _), e in self._files.items() if gen < generation and key in e]
+        return max(found, key=lambda e: e.generation, default=None)
+
     def effective_entries(self) -> list[Entry]:
         """Every effective entry, sorted by key."""
         self._ensure_loaded()

@@ -1,0 +1,96 @@
+"""``oracleproto cassettes diff`` and the refresh half of ``run --refresh`` / ``sim run --refresh``."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from oracleproto.audit import (
+    RefreshOptions,
+    audit_json,
+    build_audit,
+    load_view,
+    previous_generation,
+    refresh_run,
+    render_markdown,
+    split_ref,
+    summary_lines,
+)
+from oracleproto.clock import Clock
+from oracleproto.errors import AuthError
+from oracleproto.store import RunDir
+from oracleproto.store.naming import RandomBits
+
+#: Exit status of ``cassettes diff --fail-on-drift`` when something drifted.
+EXIT_DRIFT = 1
+#: Exit status when the refresh was aborted by an authentication failure (same as ``run``).
+EXIT_AUTH = 3
+
+select_option = click.option(
+    "--select",
+    "select",
+    multiple=True,
+    metavar="KEY=VALUE,...",
+    help="With --refresh: re-record only matching calls (keys model, question, sample, channel; "
+    "terms AND-ed, repeated options OR-ed); everything else replays from the old recording.",
+)
+
+
+def _emit(audit: dict[str, Any], fmt: str) -> None:
+    if fmt == "json":
+        click.echo(audit_json(audit), nl=False)
+    elif fmt == "md":
+        click.echo(render_markdown(audit), nl=False)
+    else:
+        click.echo("\n".join(summary_lines(audit)))
+
+
+@click.command("diff")
+@click.argument("old")
+@click.argument("new")
+@click.option("--format", "fmt", type=click.Choice(["text", "md", "json"]), default="text", show_default=True)
+@click.option("--bootstrap", "samples", type=click.IntRange(0), default=1000, show_default=True)
+@click.option("--fail-on-drift", is_flag=True, help="Exit 1 when any entry is not unchanged.")
+def diff_cmd(*, old: str, new: str, fmt: str, samples: int, fail_on_drift: bool) -> None:
+    """Classify every entry of OLD vs NEW (run dirs or cassette dirs, optionally PATH@GEN).
+
+    Without @GEN each side is its latest generation; when both name the same directory, OLD
+    is the generation before NEW's.
+    """
+    old_path, old_gen = split_ref(old)
+    new_path, new_gen = split_ref(new)
+    after = load_view(new_path, new_gen)
+    before = load_view(old_path, old_gen)
+    if before.root.resolve() == after.root.resolve() and old_gen is None:
+        before = previous_generation(after)
+    audit = build_audit(before, after, bootstrap_samples=samples)
+    _emit(audit, fmt)
+    if fail_on_drift and audit["entries"]["changed"]:
+        sys.exit(EXIT_DRIFT)
+
+
+def run_refresh(options: RefreshOptions, *, clock: Clock, rand: RandomBits) -> None:
+    """Run a refresh from a command, print the audit summary and the new run directory."""
+    try:
+        result = asyncio.run(refresh_run(options, clock=clock, rand=rand))
+    except AuthError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_AUTH)
+    s = result.summary
+    click.echo(
+        f"refresh of {result.old.run_id} → run {result.new.run_id}: {s.slots_run} slots re-executed",
+        err=True,
+    )
+    click.echo("\n".join(summary_lines(result.audit)))
+    for path in result.written:
+        click.echo(f"wrote {path}")
+    click.echo(str(result.new.root))
+
+
+def refresh_target(value: str, runs_root: Path) -> Path:
+    """``--refresh RUN``: a run directory, or a run id under the runs root."""
+    return RunDir.resolve(value, runs_root).root
