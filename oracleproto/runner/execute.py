@@ -50,6 +50,9 @@ CASSETTES_DIR_NAME = "cassettes"
 #: journal the moment it is recorded; compaction rewrites whole files and blocks the event loop,
 #: so a long run compacts rarely (and always at the end).
 COMPACT_EVERY_S = 600.0
+#: Samples in flight per main-LLM slot: a sample spends part of its time in search and the
+#: detector, so more samples than LLM slots keep the LLM channel (the bottleneck) busy.
+IN_FLIGHT_PER_LLM_SLOT = 4
 
 
 @dataclass(frozen=True)
@@ -233,7 +236,7 @@ async def execute_run(options: RunOptions, *, clock: Clock, rand: RandomBits) ->
             stores=stores,
         )
         summary.slots_done_before = sum(done.values())
-        await _run_jobs(
+        cache_root = await _run_jobs(
             jobs=jobs,
             options=options,
             identity=identity,
@@ -252,11 +255,9 @@ async def execute_run(options: RunOptions, *, clock: Clock, rand: RandomBits) ->
     finally:
         for store in stores.values():
             store.close()
-    cache_root = (
-        RecordReplay(run.cassettes_dir, clock=clock, mode="replay").root_digest()
-        if any(run.cassettes_dir.iterdir())
-        else None
-    )
+    if cache_root is None and any(run.cassettes_dir.iterdir()):
+        # Nothing ran in this session (a finished run re-entered): read the digest from disk.
+        cache_root = RecordReplay(run.cassettes_dir, clock=clock, mode="replay").root_digest()
     manifest = build_manifest(
         run_id,
         identity,
@@ -346,10 +347,14 @@ async def _run_jobs(
     log: RunLog,
     totals: dict[str, int],
     done: dict[str, int],
-) -> None:
-    """Run the pending slots concurrently; the first AuthError cancels the rest."""
+) -> str | None:
+    """Run the pending slots concurrently; the first AuthError cancels the rest.
+
+    Returns the cassette root digest (from the cache in memory: re-reading the YAML files would
+    cost seconds on a large run), or None when there was nothing to run.
+    """
     if not jobs:
-        return
+        return None
     live = options.mode != "replay"
     questions = {q.id: q for q in identity.questions}
     cache = RecordReplay(
@@ -361,7 +366,7 @@ async def _run_jobs(
         should_refresh=options.should_refresh,
     )
     channels = open_channels(settings, cache, clock, live=live)
-    in_flight = asyncio.Semaphore(max(1, settings.llm.max_concurrency * 4))
+    in_flight = asyncio.Semaphore(max(1, settings.llm.max_concurrency * IN_FLIGHT_PER_LLM_SLOT))
     failure: BaseException | None = None
 
     async def one(job: Job, progress: RunProgress) -> None:
@@ -424,3 +429,4 @@ async def _run_jobs(
     if failure is not None:
         log.event("run_aborted", reason=type(failure).__name__, message=str(failure))
         raise failure
+    return cache.root_digest()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -36,7 +37,7 @@ def test_diff_fails_on_drift_only_when_asked_and_only_on_drift(
     code, out, _ = run(
         "cassettes", "diff", revised.old, revised.result.new.root, "--fail-on-drift", "--bootstrap", "0"
     )
-    assert code == 1 and "DRIFT: provider 58" in out
+    assert code == 1 and re.search(r"DRIFT: provider [1-9]\d*", out), out
     code, out, _ = run(
         "cassettes", "diff", unchanged.old, unchanged.result.new.root, "--fail-on-drift", "--bootstrap", "0"
     )
