@@ -104,7 +104,9 @@ def load_attestation(path: Path) -> tuple[dict[str, Any] | None, Check]:
         return None, failed(label, f"{label}: not an {FORMAT} document")
     body = {k: v for k, v in data.items() if k != "self_digest"}
     if sha256_hex(canonical_json(body)) != data.get("self_digest"):
-        return None, failed(label, f"{label}: its self_digest does not match its content; the attestation is damaged")
+        return None, failed(
+            label, f"{label}: its self_digest does not match its content; the attestation is damaged"
+        )
     return data, passed(label, f"{len(data['files'])} files attested")
 
 
@@ -153,7 +155,9 @@ def check_files(root: Path, attestation: dict[str, Any]) -> list[Check]:
         where = [f"bytes {i * BLOCK}–{min((i + 1) * BLOCK, len(data)) - 1}" for i in bad[:3]]
         if len(data) != info["size"]:
             where.append(f"size {info['size']} → {len(data)}")
-        cells = _cell_changes(path, rel, attestation["databases"][rel]) if rel in attestation["databases"] else []
+        cells = (
+            _cell_changes(path, rel, attestation["databases"][rel]) if rel in attestation["databases"] else []
+        )
         detail = f"{rel}: sha256 differs from the attestation at {', '.join(where) or 'unknown offset'}"
         if cells:
             detail += "; changed: " + "; ".join(cells[:5])

@@ -67,12 +67,16 @@ def _members(run: RunDir, dataset: Path | None) -> dict[str, bytes]:
     return members
 
 
-def _bundle_manifest(run_id: str, members: dict[str, bytes], dataset_hash: str, dataset_member: str | None) -> bytes:
+def _bundle_manifest(
+    run_id: str, members: dict[str, bytes], dataset_hash: str, dataset_member: str | None
+) -> bytes:
     body = {
         "format": FORMAT,
         "run_id": run_id,
         "dataset": {"sha256": dataset_hash, "member": dataset_member},
-        "members": {name: {"sha256": sha256_hex(data), "size": len(data)} for name, data in sorted(members.items())},
+        "members": {
+            name: {"sha256": sha256_hex(data), "size": len(data)} for name, data in sorted(members.items())
+        },
     }
     doc = {**body, "self_digest": sha256_hex(canonical_json(body))}
     return (json.dumps(doc, sort_keys=True, indent=1, ensure_ascii=False) + "\n").encode("utf-8")
@@ -80,15 +84,17 @@ def _bundle_manifest(run_id: str, members: dict[str, bytes], dataset_hash: str, 
 
 def _tar_bytes(members: dict[str, bytes]) -> bytes:
     raw = io.BytesIO()
-    with gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="", compresslevel=9) as gz:
-        with tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar:
-            for name in sorted(members):
-                data = members[name]
-                info = tarfile.TarInfo(name)
-                info.size, info.mtime, info.mode = len(data), 0, 0o644
-                info.uid = info.gid = 0
-                info.uname = info.gname = ""
-                tar.addfile(info, io.BytesIO(data))
+    with (
+        gzip.GzipFile(fileobj=raw, mode="wb", mtime=0, filename="", compresslevel=9) as gz,
+        tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar,
+    ):
+        for name in sorted(members):
+            data = members[name]
+            info = tarfile.TarInfo(name)
+            info.size, info.mtime, info.mode = len(data), 0, 0o644
+            info.uid = info.gid = 0
+            info.uname = info.gname = ""
+            tar.addfile(info, io.BytesIO(data))
     return raw.getvalue()
 
 
@@ -106,8 +112,9 @@ def export_bundle(
     source = find_dataset(manifest.hashes.source_db, [dataset] if dataset else [demo_db_path()])
     if source is None and include_dataset:
         raise BundleError(
-            f"no dataset with the run's source_db hash {manifest.hashes.source_db[:16]}…; pass --dataset PATH "
-            "with the source DB the run was recorded on, or --no-dataset to publish only its digest"
+            f"no dataset with the run's source_db hash {manifest.hashes.source_db[:16]}…; "
+            "pass --dataset PATH with the source DB the run was recorded on, "
+            "or --no-dataset to publish only its digest"
         )
     progress("verifying the run before publishing it")
     report = verify_run(run.root, dataset=source, progress=progress)
@@ -116,7 +123,9 @@ def export_bundle(
         raise BundleError(f"{run.root} does not verify, refusing to publish it: {first.what}: {first.detail}")
     members = _members(run, source if include_dataset else None)
     dataset_member = f"dataset/{source.name}" if include_dataset and source is not None else None
-    members[BUNDLE_MANIFEST] = _bundle_manifest(run.run_id, members, manifest.hashes.source_db, dataset_member)
+    members[BUNDLE_MANIFEST] = _bundle_manifest(
+        run.run_id, members, manifest.hashes.source_db, dataset_member
+    )
     progress("scanning every byte for secrets")
     hits: list[SecretHit] = [h for name, data in sorted(members.items()) for h in scan_bytes(data, name)]
     if hits:
@@ -146,7 +155,7 @@ def _safe_name(name: str) -> str:
 def read_bundle(bundle: Path) -> tuple[dict[str, Any], dict[str, bytes]]:
     """Read and check every member against the bundle manifest (no extraction)."""
     try:
-        tar = tarfile.open(bundle, mode="r:gz")
+        tar = tarfile.open(bundle, mode="r:gz")  # noqa: SIM115 - closed by the with below
     except (tarfile.TarError, OSError) as exc:
         raise BundleError(f"{bundle}: not a readable .tar.gz bundle ({exc})") from exc
     members: dict[str, bytes] = {}
@@ -154,7 +163,9 @@ def read_bundle(bundle: Path) -> tuple[dict[str, Any], dict[str, bytes]]:
         for info in tar.getmembers():
             name = _safe_name(info.name)
             if not info.isfile():
-                raise BundleError(f"{bundle}: member {name!r} is not a regular file (link or device); refusing")
+                raise BundleError(
+                    f"{bundle}: member {name!r} is not a regular file (link or device); refusing"
+                )
             handle = tar.extractfile(info)
             if handle is None:
                 raise BundleError(f"{bundle}: member {name!r} cannot be read")
@@ -192,7 +203,9 @@ def import_bundle(bundle: Path, dest: Path) -> ImportedBundle:
             target = tmp / name
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
-        (tmp / BUNDLE_MANIFEST).write_text(json.dumps(body, sort_keys=True, indent=1) + "\n", encoding="utf-8")
+        (tmp / BUNDLE_MANIFEST).write_text(
+            json.dumps(body, sort_keys=True, indent=1) + "\n", encoding="utf-8"
+        )
         if dest.exists():
             dest.rmdir()
         tmp.rename(dest)
@@ -217,7 +230,9 @@ def verify_bundle(bundle: Path, *, dataset: Path | None = None, progress: Progre
         extra = () if imported.dataset is None else (imported.dataset,)
         report = verify_run(imported.run_dir, dataset=dataset, extra_datasets=extra, progress=progress)
         report.target = bundle
-        report.checks.insert(0, passed("bundle members", f"{len(imported.manifest['members'])} members match"))
+        report.checks.insert(
+            0, passed("bundle members", f"{len(imported.manifest['members'])} members match")
+        )
         for name in EXPECTED_TABLES:
             expected = imported.root / "expected" / f"{name}.md"
             published = imported.run_dir / "analysis" / f"{name}.md"

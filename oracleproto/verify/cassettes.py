@@ -38,7 +38,9 @@ def check_cassettes(run_root: Path, cassette_dir: Path, manifest: Manifest) -> l
     """Every cassette file and entry, then the Merkle root against ``manifest.cassettes.root_digest``."""
     checks: list[Check] = []
     if manifest.cassettes is None:
-        return [skipped("cassettes", "the manifest has no 'cassettes' entry (run not recorded by oracleproto)")]
+        return [
+            skipped("cassettes", "the manifest has no 'cassettes' entry (run not recorded by oracleproto)")
+        ]
     files = all_cassette_files(cassette_dir) if cassette_dir.is_dir() else []
     digests: list[str] = []
     complete = True
@@ -50,7 +52,9 @@ def check_cassettes(run_root: Path, cassette_dir: Path, manifest: Manifest) -> l
         else:
             digests.extend(found)
     journal = cassette_dir / JOURNAL_DIR
-    leftovers = sorted(p.name for p in journal.glob("*.jsonl") if p.stat().st_size) if journal.is_dir() else []
+    leftovers = (
+        sorted(p.name for p in journal.glob("*.jsonl") if p.stat().st_size) if journal.is_dir() else []
+    )
     if leftovers:
         checks.append(
             failed(

@@ -62,7 +62,9 @@ def _meta_mismatches(meta: RunMeta, slug: str, manifest: Manifest) -> list[str]:
     ]
 
 
-def check_database(path: Path, label: str, slug: str, manifest: Manifest) -> tuple[list[Check], RunMeta | None]:
+def check_database(
+    path: Path, label: str, slug: str, manifest: Manifest
+) -> tuple[list[Check], RunMeta | None]:
     """SQLite integrity, run_meta against the manifest, the stored templates against their hash."""
     checks: list[Check] = []
     try:
@@ -72,7 +74,9 @@ def check_database(path: Path, label: str, slug: str, manifest: Manifest) -> tup
     except (sqlite3.DatabaseError, OracleprotoError) as exc:
         return [failed(f"{label} sqlite", f"{label}: not a readable run database ({exc})")], None
     if problems != ["ok"]:
-        checks.append(failed(f"{label} sqlite", f"{label}: PRAGMA integrity_check: {'; '.join(problems[:5])}"))
+        checks.append(
+            failed(f"{label} sqlite", f"{label}: PRAGMA integrity_check: {'; '.join(problems[:5])}")
+        )
     else:
         checks.append(passed(f"{label} sqlite", "integrity_check ok"))
     mismatches = _meta_mismatches(meta, slug, manifest)
@@ -81,7 +85,9 @@ def check_database(path: Path, label: str, slug: str, manifest: Manifest) -> tup
     stored = dict(_table(path, "SELECT key, value FROM prompt_templates"))
     what = f"{label} prompt_templates ↔ run_meta"
     try:
-        digest = prompt_templates_hash(PromptTemplates.from_mapping({str(k): str(v) for k, v in stored.items()}))
+        digest = prompt_templates_hash(
+            PromptTemplates.from_mapping({str(k): str(v) for k, v in stored.items()})
+        )
     except (OracleprotoError, ValueError, KeyError) as exc:
         checks.append(failed(what, f"{label}: table prompt_templates is not a valid template set ({exc})"))
     else:
@@ -90,8 +96,8 @@ def check_database(path: Path, label: str, slug: str, manifest: Manifest) -> tup
             if digest == meta.prompt_templates_hash
             else failed(
                 what,
-                f"{label}: table prompt_templates hashes to {digest[:16]}… but run_meta.prompt_templates_hash "
-                f"is {meta.prompt_templates_hash[:16]}…",
+                f"{label}: table prompt_templates hashes to {digest[:16]}… but "
+                f"run_meta.prompt_templates_hash is {meta.prompt_templates_hash[:16]}…",
             )
         )
     ids = sorted(str(r[0]) for r in _table(path, "SELECT id FROM questions"))
@@ -100,7 +106,9 @@ def check_database(path: Path, label: str, slug: str, manifest: Manifest) -> tup
     checks.append(
         passed(what)
         if ids == want
-        else failed(what, f"{label}: table questions holds ids {sorted(set(ids) ^ set(want))} unlike the manifest")
+        else failed(
+            what, f"{label}: table questions holds ids {sorted(set(ids) ^ set(want))} unlike the manifest"
+        )
     )
     return checks, meta
 
@@ -127,7 +135,9 @@ def find_dataset(expected: str, candidates: list[Path]) -> Path | None:
 
 
 def _question_rows(path: Path) -> dict[str, QuestionRow]:
-    rows = _table(path, "SELECT id, choice_type, question_type, event, options, answer, end_time FROM questions")
+    rows = _table(
+        path, "SELECT id, choice_type, question_type, event, options, answer, end_time FROM questions"
+    )
     return {str(r[0]): tuple(str(v) for v in r[1:]) for r in rows}  # type: ignore[misc]
 
 

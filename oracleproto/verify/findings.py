@@ -63,5 +63,6 @@ def byte_location(expected: bytes, actual: bytes) -> str:
     line = actual.count(b"\n", 0, offset) + 1
     column = offset - (actual.rfind(b"\n", 0, offset) + 1) + 1
     if offset == limit and len(expected) != len(actual):
-        return f"byte offset {offset} (line {line}, column {column}): lengths differ ({len(expected)} vs {len(actual)})"
+        sizes = f"lengths differ ({len(expected)} vs {len(actual)})"
+        return f"byte offset {offset} (line {line}, column {column}): {sizes}"
     return f"byte offset {offset} (line {line}, column {column})"

@@ -30,7 +30,10 @@ def check_analysis(run_root: Path, analysis_dir: Path, settings: AnalysisSetting
         out = Path(tmp) / "analysis"
         try:
             result = analyze_run(
-                run_root, settings.convention, bootstrap_samples=settings.bootstrap_samples, seed=settings.seed
+                run_root,
+                settings.convention,
+                bootstrap_samples=settings.bootstrap_samples,
+                seed=settings.seed,
             )
             write_analysis(result, out)
         except OracleprotoError as exc:

@@ -21,9 +21,7 @@ _KEY_SHAPES: tuple[tuple[str, re.Pattern[bytes]], ...] = (
     ("Bearer token", re.compile(rb"Bearer\s+(?!\[REDACTED\])[A-Za-z0-9._~+/-]{12,}=*")),
 )
 #: ``api_key": "value"``, ``api_key: value``, ``api_key=value`` (also api-key, apikey, api_keys).
-_ASSIGNMENT = re.compile(
-    rb"""(?i)["']?api[_-]?keys?["']?\s*[:=]\s*\[?\s*["']?(?P<value>[^"'\s,\]\}&]*)"""
-)
+_ASSIGNMENT = re.compile(rb"""(?i)["']?api[_-]?keys?["']?\s*[:=]\s*\[?\s*["']?(?P<value>[^"'\s,\]\}&]*)""")
 #: Values an assignment may hold without being a secret.
 _HARMLESS = re.compile(
     rb"^(|\[?REDACTED\]?|null|None|none|true|false|\*+|[^\s]{0,4}\xe2\x80\xa6[0-9a-f]{12}|\{[^\s]*\}|\$\{?[A-Z_]+\}?)$"
