@@ -116,11 +116,6 @@ def export_bundle(
             "pass --dataset PATH with the source DB the run was recorded on, "
             "or --no-dataset to publish only its digest"
         )
-    progress("verifying the run before publishing it")
-    report = verify_run(run.root, dataset=source, progress=progress)
-    if not report.ok:
-        first = report.failures[0]
-        raise BundleError(f"{run.root} does not verify, refusing to publish it: {first.what}: {first.detail}")
     members = _members(run, source if include_dataset else None)
     dataset_member = f"dataset/{source.name}" if include_dataset and source is not None else None
     members[BUNDLE_MANIFEST] = _bundle_manifest(
@@ -134,6 +129,11 @@ def export_bundle(
             f"refusing to export: {len(hits)} key-like string(s) found (values not shown):\n{listed}\n"
             "remove or redact them (re-record with a scrubbed transport) before publishing"
         )
+    progress("verifying the run before publishing it")
+    report = verify_run(run.root, dataset=source, progress=progress)
+    if not report.ok:
+        first = report.failures[0]
+        raise BundleError(f"{run.root} does not verify, refusing to publish it: {first.what}: {first.detail}")
     data = _tar_bytes(members)
     out.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
