@@ -66,7 +66,7 @@ def _block_connect() -> Callable[[], None]:
         def refuse(self: socket.socket, *args: Any) -> None:
             raise NetworkBlockedError(f"oracleproto replay mode: connection to {args!r} blocked")
 
-        socket.socket.connect = refuse  # type: ignore[method-assign]
+        socket.socket.connect = refuse  # type: ignore[method-assign,assignment]
 
         def restore() -> None:
             socket.socket.connect = original  # type: ignore[method-assign]

@@ -25,7 +25,10 @@ from oracleproto.transport import CassetteStore
 from oracleproto.transport.recorder import Mode
 
 pytest_plugins = ["pytester"]
-QUESTION = "Will the fictional Lake Orrin ferry resume service before 2026-06-01? Answer \\boxed{Yes} or \\boxed{No}."
+QUESTION = (
+    "Will the fictional Lake Orrin ferry resume service before 2026-06-01? "
+    "Answer \\boxed{Yes} or \\boxed{No}."
+)
 
 
 async def test_chat_exchange_replays_from_committed_cassette(
@@ -38,7 +41,7 @@ async def test_chat_exchange_replays_from_committed_cassette(
     with ExitStack() as stack:
         if oracleproto_mode == "replay":
             base_url = "http://127.0.0.1:9/v1"  # never contacted: replay opens no socket
-            with pytest.raises(Exception, match="(?i)socket|block"):
+            with pytest.raises(Exception, match=r"(?i)socket|block"):
                 socket.create_connection(("127.0.0.1", 9), timeout=1)
         else:
             base_url = stack.enter_context(Simulator(SimConfig(seed=0))).llm_base_url
@@ -55,7 +58,9 @@ async def test_chat_exchange_replays_from_committed_cassette(
         recorded = json.loads(entries[0].body)
         assert response.content == recorded["choices"][0]["message"]["content"]
         assert response.response_id == recorded["id"]
-        assert SIM_LLM_KEY.encode() not in (oracleproto_cassette_dir / "llm" / "sim__careful.yaml").read_bytes()
+        assert (
+            SIM_LLM_KEY.encode() not in (oracleproto_cassette_dir / "llm" / "sim__careful.yaml").read_bytes()
+        )
 
 
 def test_plugin_option_and_missing_cassettes_message(pytester: pytest.Pytester) -> None:

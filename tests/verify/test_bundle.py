@@ -36,7 +36,7 @@ def test_export_is_deterministic_and_import_replays_offline(
 
     # Replay the imported run with the network blocked (the plugin's fixture, replay mode).
     assert oracleproto_offline
-    with pytest.raises(Exception, match="(?i)socket"):
+    with pytest.raises(Exception, match=r"(?i)socket"):
         socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     report = await_replay(imported.run_dir, imported.dataset, tmp_path / "replayed")
     assert report.ok, [c for c in report.checks if not c.ok]

@@ -30,7 +30,12 @@ def test_committed_demo_verifies(demo_run: Path) -> None:
     report = verify_run(demo_run)
     assert report.ok, report.failures
     kinds = {c.what for c in report.checks}
-    assert {"manifest.json", "cassettes root digest", "files ↔ attestation", "dataset source_db hash"} <= kinds
+    assert {
+        "manifest.json",
+        "cassettes root digest",
+        "files ↔ attestation",
+        "dataset source_db hash",
+    } <= kinds
     assert any(w.startswith("analysis/table3_overall.md") for w in kinds)
     assert not [c for c in report.checks if c.status == "skip"]
 
@@ -93,7 +98,9 @@ def test_one_byte_in_an_analysis_table_names_file_offset_and_line(demo_copy: Pat
     table = demo_copy / "analysis" / "table3_overall.md"
     data = table.read_bytes()
     offset = next(i for i in range(len(data)) if data[i : i + 1].isdigit() and i > data.index(b"| sim/"))
-    table.write_bytes(data[:offset] + (b"7" if data[offset : offset + 1] != b"7" else b"8") + data[offset + 1 :])
+    table.write_bytes(
+        data[:offset] + (b"7" if data[offset : offset + 1] != b"7" else b"8") + data[offset + 1 :]
+    )
     report = verify_run(demo_copy)
     detail = _failure(report, "analysis/table3_overall.md")
     line = data[:offset].count(b"\n") + 1
