@@ -75,7 +75,7 @@ def test_plugin_option_and_missing_cassettes_message(pytester: pytest.Pytester) 
             assert oracleproto_mode == "refresh"
         """
     )
-    result = pytester.runpytest_inprocess("-p", "no:cacheprovider", "--oracleproto-mode=replay")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--oracleproto-mode=replay")
     result.assert_outcomes(passed=0, failed=1, errors=1)
     result.stdout.fnmatch_lines(
         ["*no cassettes at*tests/cassettes/test_user/test_needs_cassettes*--oracleproto-mode=record*"]
