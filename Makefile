@@ -30,9 +30,11 @@ replay: install
 	$(BIN)/oracleproto replay $(RUN)
 	$(BIN)/oracleproto verify $(RUN)
 
-# Re-record the bundled demo run against the simulator into cassettes/demo/ and golden/demo/.
+# Re-record the bundled demo run against the simulator into cassettes/demo/, then refresh its
+# expected tables (golden/demo/).
 demo-record: install
 	$(BIN)/oracleproto demo record --repo .
+	$(BIN)/python -m pytest tests/demo --snapshot-update -q
 
 clean:
 	rm -rf $(VENV) build *.egg-info

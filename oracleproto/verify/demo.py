@@ -2,7 +2,8 @@
 
 Re-recording is one command (``make demo-record``): it records into a temporary folder, makes the
 run directory publishable (no logs, no SQLite side files, rollback-journal DBs, an attestation),
-then replaces ``cassettes/demo/`` and ``golden/demo/`` in the repository.
+then replaces ``cassettes/demo/``; ``make demo-record`` then refreshes the expected tables
+(the ``golden/demo/`` snapshot of ``tests/demo``).
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from oracleproto.sim.harness import SimRunSpec, simulated_settings
 from oracleproto.sim.server import SimConfig, Simulator
 from oracleproto.store import RunDir
 from oracleproto.verify.attest import write_attestation
-from oracleproto.verify.bundle import EXPECTED_TABLES
 from oracleproto.verify.run import Progress, _quiet
 
 #: Fixed so re-recording replaces the same folder and the README's commands stay valid.
@@ -34,7 +34,6 @@ DEMO_MODELS = 3
 DEMO_SAMPLES = 3
 DEMO_SEED = 0
 DEMO_DIR = Path("cassettes") / "demo"
-GOLDEN_DIR = Path("golden") / "demo"
 
 
 def source_checkout() -> Path:
@@ -84,7 +83,7 @@ def make_publishable(run_root: Path) -> None:
 
 
 def record_demo(repo: Path, *, progress: Progress = _quiet, show_progress: bool = True) -> Path:
-    """Record the demo with the simulator and replace ``repo/cassettes/demo`` and ``repo/golden/demo``."""
+    """Record the demo with the simulator and replace ``repo/cassettes/demo`` (tables: ``make demo-record``)."""
     with tempfile.TemporaryDirectory(prefix="oracleproto-demo-") as tmp:
         runs_root = Path(tmp)
         spec = SimRunSpec(models=DEMO_MODELS, samples=DEMO_SAMPLES, runs_root=runs_root, detector=True)
@@ -111,9 +110,4 @@ def record_demo(repo: Path, *, progress: Progress = _quiet, show_progress: bool 
         shutil.rmtree(target_root, ignore_errors=True)
         target_root.mkdir(parents=True)
         shutil.copytree(recorded, target_root / DEMO_RUN_ID)
-    golden = repo / GOLDEN_DIR
-    shutil.rmtree(golden, ignore_errors=True)
-    golden.mkdir(parents=True)
-    for name in EXPECTED_TABLES:
-        shutil.copyfile(target_root / DEMO_RUN_ID / "analysis" / f"{name}.md", golden / f"{name}.md")
     return target_root / DEMO_RUN_ID
