@@ -83,7 +83,7 @@ def make_publishable(run_root: Path) -> None:
 
 
 def record_demo(repo: Path, *, progress: Progress = _quiet, show_progress: bool = True) -> Path:
-    """Record the demo with the simulator and replace ``repo/cassettes/demo`` (tables: ``make demo-record``)."""
+    """Record the demo with the simulator and replace ``repo/cassettes/demo`` with it."""
     with tempfile.TemporaryDirectory(prefix="oracleproto-demo-") as tmp:
         runs_root = Path(tmp)
         spec = SimRunSpec(models=DEMO_MODELS, samples=DEMO_SAMPLES, runs_root=runs_root, detector=True)
