@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 RUN ?= demo
 
-.PHONY: install test lint bench replay clean
+.PHONY: install test lint bench replay demo-record clean
 
 install: $(VENV)/.installed
 
@@ -24,8 +24,17 @@ lint: install
 bench: install
 	$(BIN)/python -m benchmarks
 
+# Replay RUN offline (re-execute from its cassettes, compare byte for byte), then verify it
+# without re-executing (digests, hash chain, analysis regeneration); both print a verdict.
 replay: install
 	$(BIN)/oracleproto replay $(RUN)
+	$(BIN)/oracleproto verify $(RUN)
+
+# Re-record the bundled demo run against the simulator into cassettes/demo/, then refresh its
+# expected tables (golden/demo/).
+demo-record: install
+	$(BIN)/oracleproto demo record --repo .
+	$(BIN)/python -m pytest tests/demo --snapshot-update -q
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -39,6 +39,7 @@ from oracleproto.settings import Settings, load_settings
 from oracleproto.sim import FaultConfig, SimConfig, Simulator
 from oracleproto.store import Manifest, ModelStore, RunDir, RunMeta, logical_dump
 from oracleproto.transport import RecordReplay, rebuild_index
+from oracleproto.verify import VerifyReport, export_bundle, import_bundle, verify_run
 
 __version__ = "0.1.0.dev0"
 
@@ -76,11 +77,14 @@ __all__ = [
     "StoreError",
     "TavilyKeyPool",
     "TavilySearch",
+    "VerifyReport",
     "__version__",
     "admissible",
     "analyze_run",
     "classify_error",
     "clip_probability",
+    "export_bundle",
+    "import_bundle",
     "load_questions",
     "load_settings",
     "load_templates",
@@ -92,4 +96,5 @@ __all__ = [
     "rebuild_index",
     "render_prompt",
     "run_sample",
+    "verify_run",
 ]

@@ -33,6 +33,7 @@ def _register() -> None:
     from oracleproto.cli.run import replay_command, run_command
     from oracleproto.cli.sim import sim_group
     from oracleproto.cli.sim_run import sim_run
+    from oracleproto.cli.verify import bundle_group, demo_group, verify_command
 
     sim_group.add_command(sim_run)
     cassettes.add_command(diff_cmd)
@@ -45,6 +46,9 @@ def _register() -> None:
         cassettes,
         cache,
         sim_group,
+        verify_command,
+        bundle_group,
+        demo_group,
     ):
         cli.add_command(command)
 

@@ -151,9 +151,14 @@ def _report_summary(summary: RunSummary) -> None:
 def replay_command(
     *, run: str, runs_root: Path | None, dataset: Path | None, out: Path | None, no_progress: bool
 ) -> None:
-    """Replay RUN (a run directory or run id) offline and compare it with the recording."""
+    """Replay RUN (a run directory, a run id, or 'demo') offline and compare it with the recording."""
     settings = load_settings(None)
-    original = RunDir.resolve(run, runs_root or settings.run.runs_root)
+    if run == "demo":
+        from oracleproto.verify.demo import find_demo_run
+
+        original = RunDir.open(find_demo_run())
+    else:
+        original = RunDir.resolve(run, runs_root or settings.run.runs_root)
     out_root = out or Path(tempfile.mkdtemp(prefix="oracleproto-replay-"))
     report = asyncio.run(
         replay_run(
@@ -169,6 +174,8 @@ def replay_command(
     _print_verdict(report)
     if not report.ok:
         sys.exit(EXIT_MISMATCH)
+    if _has_analysis(original):
+        _print_tables(RunDir.open(report.replayed))
 
 
 def _has_analysis(run: RunDir) -> bool:

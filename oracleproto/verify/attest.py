@@ -1,0 +1,172 @@
+"""File attestation: sha256 of every published file, with per-block and per-cell digests.
+
+A whole-file digest says *that* a file changed; the 4 KiB block digests say at which byte range,
+and for SQLite files the per-cell digests say which table, row and column. The attestation
+carries a digest of itself, so a damaged attestation is reported as such, not as damage elsewhere.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from oracleproto.hashing import canonical_json, sha256_hex
+from oracleproto.verify.findings import Check, failed, passed
+
+ATTESTATION_NAME = "attestation.json"
+FORMAT = "oracleproto-attestation/1"
+BLOCK = 4096
+#: Cell digests only locate a change (the file digest proves it), so 8 hex chars suffice.
+CELL_HEX = 8
+#: Not published: SQLite side files, cassette locks and journals, caches, the attestation itself.
+_IGNORED_SUFFIXES = ("-wal", "-shm", "-journal", ".lock")
+_IGNORED_PARTS = {".journal", "cache", "__pycache__"}
+
+
+def published_files(root: Path) -> list[str]:
+    """Relative POSIX paths of every file that belongs to the published run, sorted."""
+    out: list[str] = []
+    for path in root.rglob("*"):
+        rel = path.relative_to(root)
+        if not path.is_file() or rel.as_posix() == ATTESTATION_NAME:
+            continue
+        if path.name.endswith(_IGNORED_SUFFIXES) or _IGNORED_PARTS & set(rel.parts):
+            continue
+        out.append(rel.as_posix())
+    return sorted(out)
+
+
+def _blocks(data: bytes) -> list[str]:
+    return [sha256_hex(data[i : i + BLOCK])[:16] for i in range(0, max(len(data), 1), BLOCK)]
+
+
+def _cell(value: object) -> str:
+    raw = value.hex() if isinstance(value, bytes) else value
+    return sha256_hex(canonical_json(raw))[:CELL_HEX]
+
+
+def database_cells(path: Path) -> dict[str, Any]:
+    """Per table: its columns and, per row (keyed by its first column), one short digest per cell."""
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        names = [
+            str(r[0])
+            for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
+            )
+        ]
+        tables: dict[str, Any] = {}
+        for name in names:
+            cursor = conn.execute(f'SELECT * FROM "{name}"')
+            columns = [str(d[0]) for d in cursor.description]
+            rows = {str(row[0]): " ".join(_cell(v) for v in row) for row in cursor}
+            tables[name] = {"columns": columns, "rows": dict(sorted(rows.items()))}
+        return tables
+    finally:
+        conn.close()
+
+
+def build_attestation(root: Path) -> dict[str, Any]:
+    """The attestation of every published file under ``root``."""
+    files: dict[str, Any] = {}
+    databases: dict[str, Any] = {}
+    for rel in published_files(root):
+        data = (root / rel).read_bytes()
+        files[rel] = {"sha256": sha256_hex(data), "size": len(data), "blocks": _blocks(data)}
+        if rel.endswith(".db"):
+            databases[rel] = database_cells(root / rel)
+    body = {"format": FORMAT, "block_size": BLOCK, "files": files, "databases": databases}
+    return {**body, "self_digest": sha256_hex(canonical_json(body))}
+
+
+def attestation_text(attestation: dict[str, Any]) -> str:
+    """Stable text: sorted keys, indent 1, trailing newline."""
+    return json.dumps(attestation, sort_keys=True, indent=1, ensure_ascii=False) + "\n"
+
+
+def write_attestation(root: Path) -> Path:
+    """Write ``root/attestation.json`` over the current files; returns its path."""
+    path = root / ATTESTATION_NAME
+    path.write_text(attestation_text(build_attestation(root)), encoding="utf-8")
+    return path
+
+
+def load_attestation(path: Path) -> tuple[dict[str, Any] | None, Check]:
+    """Parse an attestation and check its own digest."""
+    label = path.name
+    try:
+        data = json.loads(path.read_bytes())
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        return None, failed(label, f"{label}: not valid JSON ({exc}); the attestation itself is damaged")
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        return None, failed(label, f"{label}: not an {FORMAT} document")
+    body = {k: v for k, v in data.items() if k != "self_digest"}
+    if sha256_hex(canonical_json(body)) != data.get("self_digest"):
+        return None, failed(
+            label, f"{label}: its self_digest does not match its content; the attestation is damaged"
+        )
+    return data, passed(label, f"{len(data['files'])} files attested")
+
+
+def _cell_changes(path: Path, rel: str, recorded: dict[str, Any]) -> list[str]:
+    try:
+        now = database_cells(path)
+    except sqlite3.DatabaseError as exc:
+        return [f"not readable as SQLite ({exc})"]
+    out: list[str] = []
+    for table in sorted(set(recorded) | set(now)):
+        old, new = recorded.get(table), now.get(table)
+        if old is None or new is None:
+            out.append(f"table {table} {'added' if old is None else 'removed'}")
+            continue
+        if old["columns"] != new["columns"]:
+            out.append(f"table {table} columns changed")
+            continue
+        for key in sorted(set(old["rows"]) | set(new["rows"])):
+            a, b = old["rows"].get(key), new["rows"].get(key)
+            if a == b:
+                continue
+            if a is None or b is None:
+                out.append(f"table {table} row {key!r} {'added' if a is None else 'removed'}")
+                continue
+            cols = [c for c, x, y in zip(new["columns"], a.split(), b.split(), strict=True) if x != y]
+            out.append(f"table {table} row {key!r} column {', '.join(cols)}")
+    return out
+
+
+def check_files(root: Path, attestation: dict[str, Any]) -> list[Check]:
+    """Every attested file against its digest; a change is located by block and, in DBs, by cell."""
+    checks: list[Check] = []
+    attested: dict[str, Any] = attestation["files"]
+    present = set(published_files(root))
+    for rel in sorted(attested):
+        info = attested[rel]
+        path = root / rel
+        if not path.is_file():
+            checks.append(failed(f"file {rel}", f"{rel}: attested but missing"))
+            continue
+        data = path.read_bytes()
+        if sha256_hex(data) == info["sha256"]:
+            continue
+        blocks = _blocks(data)
+        bad = [i for i, (x, y) in enumerate(zip(info["blocks"], blocks, strict=False)) if x != y]
+        where = [f"bytes {i * BLOCK}–{min((i + 1) * BLOCK, len(data)) - 1}" for i in bad[:3]]
+        if len(data) != info["size"]:
+            where.append(f"size {info['size']} → {len(data)}")
+        cells = (
+            _cell_changes(path, rel, attestation["databases"][rel]) if rel in attestation["databases"] else []
+        )
+        detail = f"{rel}: sha256 differs from the attestation at {', '.join(where) or 'unknown offset'}"
+        if cells:
+            detail += "; changed: " + "; ".join(cells[:5])
+        elif rel in attestation["databases"]:
+            detail += "; no cell changed (header, index or free-page bytes)"
+        checks.append(failed(f"file {rel}", detail))
+    extra = sorted(present - set(attested))
+    if extra:
+        checks.append(failed("unattested files", f"files not in the attestation: {', '.join(extra[:10])}"))
+    if not checks:
+        checks.append(passed("files ↔ attestation", f"{len(attested)} files byte-identical"))
+    return checks

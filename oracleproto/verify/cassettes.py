@@ -1,0 +1,83 @@
+"""Cassette checks without replaying: every entry against its digest, the file bytes, the root digest."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from oracleproto.errors import CassetteIntegrityError
+from oracleproto.store import Manifest
+from oracleproto.transport.entry import entry_digest
+from oracleproto.transport.fileio import dump_entries, parse_entries
+from oracleproto.transport.integrity import merkle_root
+from oracleproto.transport.layout import JOURNAL_DIR, all_cassette_files
+from oracleproto.verify.findings import Check, byte_location, failed, passed, skipped
+
+
+def _check_file(path: Path, label: str) -> tuple[Check, list[str] | None]:
+    """One file: parse + per-entry digest, then its bytes against the deterministic serialisation."""
+    data = path.read_bytes()
+    try:
+        entries = parse_entries(data, label)
+    except CassetteIntegrityError as exc:
+        return failed(label, str(exc)), None
+    canonical = dump_entries(entries)
+    if canonical != data:
+        # Every entry verified, so the difference is outside the digested content (layout, version).
+        return (
+            failed(
+                label,
+                f"{byte_location(canonical, data)}: bytes differ from the deterministic serialisation of "
+                "its verified entries (edited outside any entry); restore the file",
+            ),
+            None,
+        )
+    return passed(label, f"{len(entries)} entries match their digests"), [entry_digest(e) for e in entries]
+
+
+def check_cassettes(run_root: Path, cassette_dir: Path, manifest: Manifest) -> list[Check]:
+    """Every cassette file and entry, then the Merkle root against ``manifest.cassettes.root_digest``."""
+    checks: list[Check] = []
+    if manifest.cassettes is None:
+        return [
+            skipped("cassettes", "the manifest has no 'cassettes' entry (run not recorded by oracleproto)")
+        ]
+    files = all_cassette_files(cassette_dir) if cassette_dir.is_dir() else []
+    digests: list[str] = []
+    complete = True
+    for path in files:
+        check, found = _check_file(path, str(path.relative_to(run_root)))
+        checks.append(check)
+        if found is None:
+            complete = False
+        else:
+            digests.extend(found)
+    journal = cassette_dir / JOURNAL_DIR
+    leftovers = (
+        sorted(p.name for p in journal.glob("*.jsonl") if p.stat().st_size) if journal.is_dir() else []
+    )
+    if leftovers:
+        checks.append(
+            failed(
+                "cassettes journal",
+                f"{journal.relative_to(run_root)} holds uncompacted entries ({', '.join(leftovers)}); "
+                "the recording did not close cleanly — run `oracleproto cassettes` compaction or re-record",
+            )
+        )
+    recorded = manifest.cassettes.root_digest
+    if not complete:
+        checks.append(skipped("cassettes root digest", "not computed: a cassette file failed above"))
+    elif recorded is None:
+        checks.append(failed("cassettes root digest", "manifest.json cassettes.root_digest is null"))
+    else:
+        actual = merkle_root(digests)
+        if actual == recorded:
+            checks.append(passed("cassettes root digest", f"{len(digests)} entries, root {actual[:16]}…"))
+        else:
+            checks.append(
+                failed(
+                    "cassettes root digest",
+                    f"manifest.json cassettes.root_digest is {recorded}, the {len(digests)} entries on disk "
+                    f"hash to {actual} (an entry was added, removed or the manifest was edited)",
+                )
+            )
+    return checks

@@ -1,0 +1,197 @@
+"""The hash chain: dataset → manifest → every DB's run_meta, questions and templates.
+
+Each link is recomputed from what is on disk and compared with what the run recorded, so a
+changed dataset, template, manifest value or run_meta cell shows up with the link it broke.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from oracleproto.dataset.hashes import metadata_hash, source_db_hash
+from oracleproto.dataset.loader import load_questions, load_templates, read_features_json
+from oracleproto.dataset.models import PromptTemplates
+from oracleproto.errors import OracleprotoError
+from oracleproto.prompts import prompt_templates_hash
+from oracleproto.store import Manifest, ModelStore, RunMeta, format_timestamp, parse_virtual_slug
+from oracleproto.verify.findings import Check, failed, passed
+
+QuestionRow = tuple[str, str, str, str, str, str]
+
+
+def _ro(path: Path) -> sqlite3.Connection:
+    return sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+
+
+def _table(path: Path, sql: str) -> list[tuple[Any, ...]]:
+    conn = _ro(path)
+    try:
+        return list(conn.execute(sql).fetchall())
+    finally:
+        conn.close()
+
+
+def _meta_mismatches(meta: RunMeta, slug: str, manifest: Manifest) -> list[str]:
+    """run_meta column → (db value, manifest value) wherever they disagree."""
+    real = parse_virtual_slug(slug)[0]
+    cutoff = None if meta.training_cutoff is None else meta.training_cutoff.isoformat()
+    pairs: dict[str, tuple[object, object]] = {
+        "run_id": (meta.run_id, manifest.run_id),
+        "model": (meta.model, slug),
+        "sampling_n": (meta.sampling_n, manifest.sampling_n),
+        "source_db_hash": (meta.source_db_hash, manifest.hashes.source_db),
+        "metadata_hash": (meta.metadata_hash, manifest.hashes.metadata),
+        "prompt_templates_hash": (meta.prompt_templates_hash, manifest.hashes.prompt_templates),
+        "training_cutoff": (cutoff, manifest.model_training_cutoffs.get(real)),
+        "reflection_protocol_hash": (meta.reflection_protocol_hash, manifest.reflection_protocol_hash),
+        "belief_protocol_hash": (meta.belief_protocol_hash, manifest.belief_protocol_hash),
+        "filters_snapshot": (meta.filters_snapshot, manifest.filters.model_dump(mode="json")),
+        "started_at": (format_timestamp(meta.started_at), manifest.started_at),
+        "finished_at": (
+            None if meta.finished_at is None else format_timestamp(meta.finished_at),
+            manifest.finished_at,
+        ),
+    }
+    return [
+        f"run_meta.{name} is {db!r:.80} but manifest.json says {mf!r:.80}"
+        for name, (db, mf) in pairs.items()
+        if db != mf
+    ]
+
+
+def check_database(
+    path: Path, label: str, slug: str, manifest: Manifest
+) -> tuple[list[Check], RunMeta | None]:
+    """SQLite integrity, run_meta against the manifest, the stored templates against their hash."""
+    checks: list[Check] = []
+    try:
+        problems = [str(r[0]) for r in _table(path, "PRAGMA integrity_check")]
+        with ModelStore.open_existing(path) as store:
+            meta = store.read_meta()
+    except (sqlite3.DatabaseError, OracleprotoError) as exc:
+        return [failed(f"{label} sqlite", f"{label}: not a readable run database ({exc})")], None
+    if problems != ["ok"]:
+        checks.append(
+            failed(f"{label} sqlite", f"{label}: PRAGMA integrity_check: {'; '.join(problems[:5])}")
+        )
+    else:
+        checks.append(passed(f"{label} sqlite", "integrity_check ok"))
+    mismatches = _meta_mismatches(meta, slug, manifest)
+    what = f"{label} run_meta ↔ manifest"
+    checks.append(failed(what, f"{label}: " + "; ".join(mismatches)) if mismatches else passed(what))
+    stored = dict(_table(path, "SELECT key, value FROM prompt_templates"))
+    what = f"{label} prompt_templates ↔ run_meta"
+    try:
+        digest = prompt_templates_hash(
+            PromptTemplates.from_mapping({str(k): str(v) for k, v in stored.items()})
+        )
+    except (OracleprotoError, ValueError, KeyError) as exc:
+        checks.append(failed(what, f"{label}: table prompt_templates is not a valid template set ({exc})"))
+    else:
+        checks.append(
+            passed(what)
+            if digest == meta.prompt_templates_hash
+            else failed(
+                what,
+                f"{label}: table prompt_templates hashes to {digest[:16]}… but "
+                f"run_meta.prompt_templates_hash is {meta.prompt_templates_hash[:16]}…",
+            )
+        )
+    ids = sorted(str(r[0]) for r in _table(path, "SELECT id FROM questions"))
+    what = f"{label} questions ↔ manifest filters"
+    want = sorted(manifest.filters.question_ids)
+    checks.append(
+        passed(what)
+        if ids == want
+        else failed(
+            what, f"{label}: table questions holds ids {sorted(set(ids) ^ set(want))} unlike the manifest"
+        )
+    )
+    return checks, meta
+
+
+def check_snapshots_agree(metas: dict[str, RunMeta]) -> Check:
+    """Every DB of one run must carry the same config snapshot."""
+    labels = list(metas)
+    first = metas[labels[0]].config_snapshot
+    for label in labels[1:]:
+        if metas[label].config_snapshot != first:
+            return failed(
+                "config_snapshot agreement",
+                f"{label}: run_meta.config_snapshot differs from the one in {labels[0]}",
+            )
+    return passed("config_snapshot agreement", f"{len(labels)} databases")
+
+
+def find_dataset(expected: str, candidates: list[Path]) -> Path | None:
+    """The first candidate whose file sha256 is ``expected``."""
+    for path in candidates:
+        if path.is_file() and source_db_hash(path) == expected:
+            return path
+    return None
+
+
+def _question_rows(path: Path) -> dict[str, QuestionRow]:
+    rows = _table(
+        path, "SELECT id, choice_type, question_type, event, options, answer, end_time FROM questions"
+    )
+    return {str(r[0]): tuple(str(v) for v in r[1:]) for r in rows}  # type: ignore[misc]
+
+
+_QUESTION_COLUMNS = ("choice_type", "question_type", "event", "options", "answer", "end_time")
+
+
+def check_dataset(dataset: Path, manifest: Manifest, dbs: dict[str, Path]) -> list[Check]:
+    """Recompute the dataset links (source, metadata, templates) and compare the seeded questions."""
+    checks: list[Check] = []
+    hashes = manifest.hashes
+    actual_source = source_db_hash(dataset)
+    actual_meta = metadata_hash(read_features_json(dataset))
+    templates = load_templates(dataset)
+    actual_templates = prompt_templates_hash(templates)
+    for name, recorded, actual in (
+        ("source_db", hashes.source_db, actual_source),
+        ("metadata", hashes.metadata, actual_meta),
+        ("prompt_templates", hashes.prompt_templates, actual_templates),
+    ):
+        what = f"dataset {name} hash"
+        checks.append(
+            passed(what, actual[:16] + "…")
+            if recorded == actual
+            else failed(what, f"manifest.json hashes.{name} is {recorded}, {dataset.name} gives {actual}")
+        )
+    expected: dict[str, QuestionRow] = {
+        q.id: (
+            q.choice_type,
+            q.question_type,
+            q.event,
+            json.dumps(list(q.options), ensure_ascii=False),
+            q.answer_text,
+            q.end_time.isoformat(),
+        )
+        for q in load_questions(dataset)
+    }
+    for label, path in dbs.items():
+        what = f"{label} questions ↔ dataset"
+        problems: list[str] = []
+        for qid, row in sorted(_question_rows(path).items()):
+            want = expected.get(qid)
+            if want is None:
+                problems.append(f"row id={qid!r} is not in the dataset")
+                continue
+            problems += [
+                f"row id={qid!r} column {col!r} differs from the dataset"
+                for col, got, ref in zip(_QUESTION_COLUMNS, row, want, strict=True)
+                if got != ref
+            ]
+        templates_stored = dict(_table(path, "SELECT key, value FROM prompt_templates"))
+        problems += [
+            f"table prompt_templates row key={key!r} column 'value' differs from the dataset"
+            for key, value in sorted(templates.as_dict().items())
+            if templates_stored.get(key) != value
+        ]
+        checks.append(failed(what, f"{label}: " + "; ".join(problems[:5])) if problems else passed(what))
+    return checks

@@ -1,0 +1,113 @@
+"""The bundled demo run: recorded against the provider simulator, published under ``cassettes/demo/``.
+
+Re-recording is one command (``make demo-record``): it records into a temporary folder, makes the
+run directory publishable (no logs, no SQLite side files, rollback-journal DBs, an attestation),
+then replaces ``cassettes/demo/``; ``make demo-record`` then refreshes the expected tables
+(the ``golden/demo/`` snapshot of ``tests/demo``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import shutil
+import sqlite3
+import tempfile
+from pathlib import Path
+
+import oracleproto
+from oracleproto.analysis import analyze_run, write_analysis
+from oracleproto.clock import SystemClock
+from oracleproto.dataset.demo import demo_db_path
+from oracleproto.errors import StoreError
+from oracleproto.runner.execute import RunOptions, execute_run
+from oracleproto.settings import Settings
+from oracleproto.sim.harness import SimRunSpec, simulated_settings
+from oracleproto.sim.server import SimConfig, Simulator
+from oracleproto.store import RunDir
+from oracleproto.verify.attest import write_attestation
+from oracleproto.verify.run import Progress, _quiet
+
+#: Fixed so re-recording replaces the same folder and the README's commands stay valid.
+DEMO_RUN_ID = "20260101-000000-de00"
+DEMO_MODELS = 3
+DEMO_SAMPLES = 3
+DEMO_SEED = 0
+DEMO_DIR = Path("cassettes") / "demo"
+
+
+def source_checkout() -> Path:
+    """The repository root when oracleproto runs from a source checkout (editable install)."""
+    return Path(oracleproto.__file__).resolve().parent.parent
+
+
+def find_demo_run(cwd: Path | None = None) -> Path:
+    """The published demo run directory: in the source checkout, else under the working folder."""
+    candidates = [source_checkout() / DEMO_DIR / DEMO_RUN_ID, (cwd or Path.cwd()) / DEMO_DIR / DEMO_RUN_ID]
+    for path in candidates:
+        if (path / "manifest.json").is_file():
+            return path
+    tried = ", ".join(str(p) for p in candidates)
+    raise StoreError(
+        f"the demo run is not here (tried {tried}); run from a clone of the repository, "
+        "or record it with `make demo-record`"
+    )
+
+
+def _analysis(run: RunDir, settings: Settings) -> None:
+    result = analyze_run(
+        run.root,
+        settings.analysis.convention,
+        bootstrap_samples=settings.analysis.bootstrap_samples,
+        seed=settings.analysis.seed,
+    )
+    write_analysis(result, run.analysis_dir)
+
+
+def make_publishable(run_root: Path) -> None:
+    """Drop what is not reproducible or not needed (logs, locks, side files); seal with an attestation."""
+    shutil.rmtree(run_root / "logs", ignore_errors=True)
+    for junk in ("*-wal", "*-shm", ".lock"):
+        for path in run_root.rglob(junk):
+            path.unlink()
+    shutil.rmtree(run_root / "cassettes" / ".journal", ignore_errors=True)
+    for db in sorted((run_root / "db").glob("*.db")):
+        # Rollback journal: read-only readers of a fresh clone then create no -wal/-shm files.
+        conn = sqlite3.connect(db)
+        try:
+            conn.execute("PRAGMA journal_mode = DELETE")
+            conn.execute("VACUUM")
+        finally:
+            conn.close()
+    write_attestation(run_root)
+
+
+def record_demo(repo: Path, *, progress: Progress = _quiet, show_progress: bool = True) -> Path:
+    """Record the demo with the simulator and replace ``repo/cassettes/demo`` with it."""
+    with tempfile.TemporaryDirectory(prefix="oracleproto-demo-") as tmp:
+        runs_root = Path(tmp)
+        spec = SimRunSpec(models=DEMO_MODELS, samples=DEMO_SAMPLES, runs_root=runs_root, detector=True)
+        progress("recording against the simulator")
+        with Simulator(SimConfig(seed=DEMO_SEED)) as sim:
+            settings = simulated_settings(sim, spec)
+            settings = settings.model_copy(
+                update={"run": settings.run.model_copy(update={"write_messages_trace": True})}
+            )
+            options = RunOptions(
+                settings=settings,
+                source_db=demo_db_path(),
+                runs_root=runs_root,
+                mode="record",
+                run_id=DEMO_RUN_ID,
+                progress=show_progress,
+                after=_analysis,
+            )
+            asyncio.run(execute_run(options, clock=SystemClock(), rand=random.Random(DEMO_SEED)))
+        recorded = runs_root / DEMO_RUN_ID
+        progress("sealing the run")
+        make_publishable(recorded)
+        target_root = repo / DEMO_DIR
+        shutil.rmtree(target_root, ignore_errors=True)
+        target_root.mkdir(parents=True)
+        shutil.copytree(recorded, target_root / DEMO_RUN_ID)
+    return target_root / DEMO_RUN_ID

@@ -1,0 +1,122 @@
+"""``verify``: check a recorded run (or a bundle) offline, without re-executing anything."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from oracleproto.dataset.demo import demo_db_path
+from oracleproto.errors import OracleprotoError
+from oracleproto.runner.reconstruct import settings_from_snapshot
+from oracleproto.store import Manifest, RunDir, RunMeta
+from oracleproto.verify.attest import ATTESTATION_NAME, check_files, load_attestation
+from oracleproto.verify.cassettes import check_cassettes
+from oracleproto.verify.chain import check_database, check_dataset, check_snapshots_agree, find_dataset
+from oracleproto.verify.findings import VerifyReport, byte_location, failed, passed, skipped
+from oracleproto.verify.regen import check_analysis
+
+Progress = Callable[[str], None]
+
+
+def _quiet(_: str) -> None:
+    return None
+
+
+def _manifest(run: RunDir, report: VerifyReport) -> Manifest | None:
+    data = run.manifest_path.read_bytes()
+    try:
+        manifest = Manifest.from_json(data.decode("utf-8"), source="manifest.json")
+    except (OracleprotoError, UnicodeDecodeError) as exc:
+        report.checks.append(failed("manifest.json", str(exc)))
+        return None
+    canonical = manifest.to_json().encode("utf-8")
+    if canonical != data:
+        report.checks.append(
+            failed(
+                "manifest.json",
+                f"manifest.json: {byte_location(canonical, data)}: bytes differ from the canonical form of "
+                "its own content (hand-edited layout)",
+            )
+        )
+    elif manifest.run_id != run.run_id:
+        report.checks.append(
+            failed("manifest.json", f"manifest.json: run_id {manifest.run_id!r} is not the folder name")
+        )
+    else:
+        report.checks.append(passed("manifest.json", "valid, canonical"))
+    return manifest
+
+
+def verify_run(
+    run_dir: Path,
+    *,
+    dataset: Path | None = None,
+    extra_datasets: tuple[Path, ...] = (),
+    progress: Progress = _quiet,
+) -> VerifyReport:
+    """Every check on one run directory; never raises for a damaged run (the report says what)."""
+    run = RunDir.open(run_dir)
+    report = VerifyReport(run.root)
+    progress("manifest")
+    manifest = _manifest(run, report)
+    attestation_path = run.root / ATTESTATION_NAME
+    if attestation_path.is_file():
+        progress("files against the attestation")
+        attestation, check = load_attestation(attestation_path)
+        report.checks.append(check)
+        if attestation is not None:
+            report.checks.extend(check_files(run.root, attestation))
+    else:
+        report.checks.append(skipped("attestation.json", "absent: per-file digests not checked"))
+    if manifest is None:
+        return report
+    progress("cassettes")
+    report.checks.extend(check_cassettes(run.root, run.cassette_path(manifest), manifest))
+    progress("databases")
+    try:
+        db_paths = run.model_db_paths(manifest)
+    except OracleprotoError as exc:
+        report.checks.append(failed("db/", str(exc)))
+        return report
+    metas: dict[str, RunMeta] = {}
+    labels = {f"db/{p.name}": p for p in db_paths.values()}
+    for slug, path in db_paths.items():
+        checks, meta = check_database(path, f"db/{path.name}", slug, manifest)
+        report.checks.extend(checks)
+        if meta is not None:
+            metas[f"db/{path.name}"] = meta
+    if len(metas) != len(db_paths) or not metas:
+        return report
+    report.checks.append(check_snapshots_agree(metas))
+    progress("dataset hash chain")
+    candidates = [dataset] if dataset is not None else [*extra_datasets, demo_db_path()]
+    found = find_dataset(manifest.hashes.source_db, candidates) if dataset is None else dataset
+    if found is None:
+        tried = ", ".join(str(p) for p in candidates)
+        report.checks.append(
+            failed(
+                "dataset",
+                f"no dataset with source_db hash {manifest.hashes.source_db[:16]}… (tried {tried}); "
+                "pass --dataset PATH with the source DB the run was recorded on",
+            )
+        )
+    else:
+        report.checks.extend(check_dataset(found, manifest, labels))
+    progress("analysis regeneration")
+    first = next(iter(metas.values()))
+    try:
+        settings = settings_from_snapshot(first.config_snapshot, where=next(iter(labels.values())))
+    except OracleprotoError as exc:
+        report.checks.append(failed("analysis settings", str(exc)))
+        return report
+    report.checks.extend(check_analysis(run.root, run.analysis_dir, settings.analysis))
+    return report
+
+
+def verify_path(target: Path, *, dataset: Path | None = None, progress: Progress = _quiet) -> VerifyReport:
+    """A run directory or a ``.tar.gz`` bundle (imported into a temporary folder first)."""
+    if target.is_file():
+        from oracleproto.verify.bundle import verify_bundle
+
+        return verify_bundle(target, dataset=dataset, progress=progress)
+    return verify_run(target, dataset=dataset, progress=progress)

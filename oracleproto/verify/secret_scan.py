@@ -1,0 +1,57 @@
+"""Secret scan over every byte of a publication: anything key-like blocks an export.
+
+Patterns are provider key shapes plus generic credential assignments. Redacted forms
+(``[REDACTED]``, the snapshot's ``abcd…<12 hex>``) are fine. Hits carry the kind and the
+byte offset only — the matched text is never returned, so it cannot be printed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+_KEY_SHAPES: tuple[tuple[str, re.Pattern[bytes]], ...] = (
+    ("OpenRouter key (sk-or-…)", re.compile(rb"sk-or-[A-Za-z0-9_-]{16,}")),
+    ("OpenAI-style key (sk-…)", re.compile(rb"sk-(?!or-)[A-Za-z0-9_-]{16,}")),
+    ("Tavily key (tvly-…)", re.compile(rb"tvly-[A-Za-z0-9_-]{16,}")),
+    ("Groq key (gsk_…)", re.compile(rb"gsk_[A-Za-z0-9]{20,}")),
+    ("Google API key (AIza…)", re.compile(rb"AIza[0-9A-Za-z_-]{30,}")),
+    ("Hugging Face token (hf_…)", re.compile(rb"hf_[A-Za-z0-9]{20,}")),
+    ("Bearer token", re.compile(rb"Bearer\s+(?!\[REDACTED\])[A-Za-z0-9._~+/-]{12,}=*")),
+)
+#: ``api_key": "value"``, ``api_key: value``, ``api_key=value`` (also api-key, apikey, api_keys).
+_ASSIGNMENT = re.compile(rb"""(?i)["']?api[_-]?keys?["']?\s*[:=]\s*\[?\s*["']?(?P<value>[^"'\s,\]\}&]*)""")
+#: Values an assignment may hold without being a secret.
+_HARMLESS = re.compile(
+    rb"^(|\[?REDACTED\]?|null|None|none|true|false|\*+|[^\s]{0,4}\xe2\x80\xa6[0-9a-f]{12}|\{[^\s]*\}|\$\{?[A-Z_]+\}?)$"
+)
+
+
+@dataclass(frozen=True)
+class SecretHit:
+    """A key-like byte run: where it is and what it looks like (never the text itself)."""
+
+    file: str
+    offset: int
+    kind: str
+
+    def __str__(self) -> str:
+        return f"{self.file}: byte offset {self.offset}: {self.kind}"
+
+
+def scan_bytes(data: bytes, name: str) -> list[SecretHit]:
+    """Every key-like run in ``data``, sorted by offset."""
+    hits = [SecretHit(name, m.start(), kind) for kind, rx in _KEY_SHAPES for m in rx.finditer(data)]
+    for match in _ASSIGNMENT.finditer(data):
+        if not _HARMLESS.fullmatch(match.group("value")):
+            hits.append(SecretHit(name, match.start("value"), "api_key assignment with a non-redacted value"))
+    return sorted(set(hits), key=lambda h: (h.offset, h.kind))
+
+
+def scan_tree(root: Path, files: list[str]) -> list[SecretHit]:
+    """Scan the listed files (relative POSIX paths under ``root``)."""
+    hits: list[SecretHit] = []
+    for rel in files:
+        hits.extend(scan_bytes((root / rel).read_bytes(), rel))
+    return hits
