@@ -177,7 +177,12 @@ def tool_use_dependence(
             xz = x.copy()
             xz[:, f] = z
             curve.append(
-                float((1.0 / (1.0 + np.exp(-(np.column_stack([np.ones(len(xz)), xz]) @ beta)))).mean())
+                float(
+                    (
+                        1.0
+                        / (1.0 + np.exp(-np.clip(np.column_stack([np.ones(len(xz)), xz]) @ beta, -30, 30)))
+                    ).mean()
+                )
             )
         out["partial_dependence"][name] = curve
     if nll is not None and nll_mask is not None:
