@@ -53,7 +53,8 @@ def test_diff_of_one_run_compares_its_last_two_generations(revised: Scenario) ->
     assert doc["entries"]["changed"] == json.loads(audit_json(revised.audit))["entries"]["changed"]
     assert doc["answers"] is None  # both generations share one set of databases
     code, md, _ = run("cassettes", "diff", f"{new}@0", f"{new}@1", "--format", "md")
-    assert code == 0 and md.startswith("# Refresh audit\n") and "## Changed entries (58)" in md
+    changed = len(doc["entries"]["changed"])
+    assert code == 0 and md.startswith("# Refresh audit\n") and f"## Changed entries ({changed})" in md
 
 
 def test_diff_of_a_missing_generation_is_a_clear_error(
