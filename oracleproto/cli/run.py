@@ -10,7 +10,8 @@ from pathlib import Path
 
 import click
 
-from oracleproto.analysis import analyze_run, write_analysis
+from oracleproto.analysis import analyze_run
+from oracleproto.analysis.postrun import write_run_analysis as analysis_pass
 from oracleproto.analysis.tables import render_markdown
 from oracleproto.audit import RefreshOptions, parse_selector
 from oracleproto.cli.audit import refresh_target, run_refresh, select_option
@@ -21,6 +22,7 @@ from oracleproto.runner.execute import RunOptions, RunSummary, execute_run
 from oracleproto.runner.replay import ReplayReport, replay_run
 from oracleproto.settings import CacheMode, Settings, load_settings
 from oracleproto.store import RunDir
+from oracleproto.store.naming import RandomBits
 
 MAIN_TABLES = ("table3_overall", "table4_buckets", "table5_consistency")
 #: Exit status when the run was aborted by an authentication failure (resumable).
@@ -31,13 +33,20 @@ EXIT_MISMATCH = 1
 
 def write_run_analysis(run: RunDir, settings: Settings) -> None:
     """The post-run pass: write ``analysis/`` under the run's own analysis settings."""
-    result = analyze_run(
-        run.root,
-        settings.analysis.convention,
-        bootstrap_samples=settings.analysis.bootstrap_samples,
-        seed=settings.analysis.seed,
-    )
-    write_analysis(result, run.analysis_dir)
+    analysis_pass(run.root, settings.analysis)
+
+
+def execute_and_report(options: RunOptions, rand: RandomBits) -> None:
+    """Run ``options``; print the summary, the main tables and the run directory (exit 3 on 401)."""
+    try:
+        summary = asyncio.run(execute_run(options, clock=SystemClock(), rand=rand))
+    except AuthError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_AUTH)
+    _report_summary(summary)
+    if options.after is not None:
+        _print_tables(summary.run)
+    click.echo(str(summary.run.root))
 
 
 def resolve_dataset(value: str | None, settings: Settings) -> Path:
@@ -117,15 +126,7 @@ def run_command(
         progress=not no_progress,
         after=None if no_report else write_run_analysis,
     )
-    try:
-        summary = asyncio.run(execute_run(options, clock=SystemClock(), rand=secrets.SystemRandom()))
-    except AuthError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(EXIT_AUTH)
-    _report_summary(summary)
-    if not no_report:
-        _print_tables(summary.run)
-    click.echo(str(summary.run.root))
+    execute_and_report(options, secrets.SystemRandom())
 
 
 def _report_summary(summary: RunSummary) -> None:

@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import asyncio
 import random
-import sys
 from pathlib import Path
 
 import click
 
 from oracleproto.audit import RefreshOptions, parse_selector
 from oracleproto.cli.audit import refresh_target, run_refresh, select_option
-from oracleproto.cli.run import EXIT_AUTH, _print_tables, _report_summary, resolve_dataset, write_run_analysis
+from oracleproto.cli.run import execute_and_report, resolve_dataset, write_run_analysis
 from oracleproto.clock import SystemClock
-from oracleproto.errors import AuthError
-from oracleproto.runner.execute import RunOptions, execute_run
+from oracleproto.runner.execute import RunOptions
 from oracleproto.sim.faults import FaultConfig
 from oracleproto.sim.harness import SIM_LLM_KEY, SimRunSpec, simulated_settings
 from oracleproto.sim.server import SimConfig, Simulator
@@ -116,12 +113,4 @@ def sim_run(
             progress=not no_progress,
             after=None if no_report else write_run_analysis,
         )
-        try:
-            summary = asyncio.run(execute_run(options, clock=SystemClock(), rand=random.Random(seed)))
-        except AuthError as exc:
-            click.echo(f"error: {exc}", err=True)
-            sys.exit(EXIT_AUTH)
-    _report_summary(summary)
-    if not no_report:
-        _print_tables(summary.run)
-    click.echo(str(summary.run.root))
+        execute_and_report(options, random.Random(seed))

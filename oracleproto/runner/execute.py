@@ -258,14 +258,11 @@ async def execute_run(options: RunOptions, *, clock: Clock, rand: RandomBits) ->
     if cache_root is None and any(run.cassettes_dir.iterdir()):
         # Nothing ran in this session (a finished run re-entered): read the digest from disk.
         cache_root = RecordReplay(run.cassettes_dir, clock=clock, mode="replay").root_digest()
-    manifest = build_manifest(
-        run_id,
-        identity,
-        plan,
-        settings,
-        started_at=started_at,
-        finished_at=finished_at,
-        cassettes=CassettesInfo(dir=CASSETTES_DIR_NAME, root_digest=cache_root, mode=cassettes_mode),
+    manifest = manifest.model_copy(
+        update={
+            "finished_at": format_timestamp(finished_at),
+            "cassettes": CassettesInfo(dir=CASSETTES_DIR_NAME, root_digest=cache_root, mode=cassettes_mode),
+        }
     )
     run.write_manifest(manifest)
     if options.after is not None:

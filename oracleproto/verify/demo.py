@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 
 import oracleproto
-from oracleproto.analysis import analyze_run, write_analysis
+from oracleproto.analysis.postrun import write_run_analysis
 from oracleproto.clock import SystemClock
 from oracleproto.dataset.demo import demo_db_path
 from oracleproto.errors import StoreError
@@ -55,13 +55,7 @@ def find_demo_run(cwd: Path | None = None) -> Path:
 
 
 def _analysis(run: RunDir, settings: Settings) -> None:
-    result = analyze_run(
-        run.root,
-        settings.analysis.convention,
-        bootstrap_samples=settings.analysis.bootstrap_samples,
-        seed=settings.analysis.seed,
-    )
-    write_analysis(result, run.analysis_dir)
+    write_run_analysis(run.root, settings.analysis)
 
 
 def make_publishable(run_root: Path) -> None:
