@@ -114,7 +114,7 @@ def test_live_mode_accepts_real_looking_keys(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setenv("LLM_BASE_URL", "http://127.0.0.1:9/v1")
     monkeypatch.setenv("MODELS", "vendor/a")
     monkeypatch.setenv("LLM_API_KEY", "sk-live-0123456789abcdef")
-    monkeypatch.setenv("TAVILY_API_KEY", "tvly-0123456789abcdef")
+    monkeypatch.setenv("TAVILY_API_KEY", "fake-tavily-key-0123")
     monkeypatch.setenv("LEAK_DETECTOR_MODEL", "vendor/judge")
     load_settings(None).validate_for_live()
 

@@ -132,7 +132,8 @@ def run_command(
 def _report_summary(summary: RunSummary) -> None:
     errors = ", ".join(f"{k}={v}" for k, v in sorted(summary.errors.items())) or "none"
     click.echo(
-        f"run {summary.run.run_id}: {summary.slots_total} slots, {summary.slots_done_before} already done, "
+        f"run {summary.run.run_id}: {summary.slots_total} slots, {summary.slots_done_before} done or "
+        "excluded by the training cutoff before this session, "
         f"{summary.slots_run} run now; call errors: {errors}",
         err=True,
     )

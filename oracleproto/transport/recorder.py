@@ -445,6 +445,12 @@ class RecordReplay:
         except httpx.TransportError as exc:
             self._store_live(prep, request, started, status=0, reason="", headers=[], body=b"", exc=exc)
             raise
+        return self._store_response(prep, request, started, response, body)
+
+    def _store_response(
+        self, prep: _Prepared, request: httpx.Request, started: float, response: httpx.Response, body: bytes
+    ) -> httpx.Response:
+        """Record a live response (either send path) and return it as the cache serves it."""
         entry = self._store_live(
             prep,
             request,
@@ -476,17 +482,7 @@ class RecordReplay:
         except httpx.TransportError as exc:
             self._store_live(prep, request, started, status=0, reason="", headers=[], body=b"", exc=exc)
             raise
-        entry = self._store_live(
-            prep,
-            request,
-            started,
-            status=response.status_code,
-            reason=response.reason_phrase,
-            headers=_str_headers(response),
-            body=body,
-            exc=None,
-        )
-        return to_response(entry, request, from_cassette=False)
+        return self._store_response(prep, request, started, response, body)
 
 
 def _checked(channel: Channel) -> Channel:

@@ -79,7 +79,7 @@ def build(
 ) -> FilteredSearch:
     clock = FakeClock()
     search_settings = SearchSettings(_env_file=None, base_url=server.base_url, include_answer=True)  # type: ignore[call-arg]
-    search = TavilySearch(http, search_settings, TavilyKeyPool(["tvly-0123456789abcdef"], clock), clock)
+    search = TavilySearch(http, search_settings, TavilyKeyPool(["fake-tavily-key-0001"], clock), clock)
     if not detector_on:
         return FilteredSearch(search, None)
     llm = LLMSettings(_env_file=None, base_url=server.base_url + "/v1")  # type: ignore[call-arg]

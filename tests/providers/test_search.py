@@ -26,8 +26,8 @@ from oracleproto.transport.extensions import LATENCY_MS
 from tests.providers.payloads import all_interactions
 from tests.providers.scripted import Script, json_response
 
-KEY_A = "tvly-aaaaaaaaaaaaaaaa"
-KEY_B = "tvly-bbbbbbbbbbbbbbbb"
+KEY_A = "fake-tavily-key-a"
+KEY_B = "fake-tavily-key-b"
 CUTOFF = date(2025, 3, 14)
 
 
@@ -130,7 +130,7 @@ async def test_recorded_latency_survives_the_forwarding_client() -> None:
 
 
 def test_pool_dispatches_least_used_then_by_position() -> None:
-    pool = TavilyKeyPool([KEY_A, KEY_B, "tvly-cccccccccccccccc"], FakeClock())
+    pool = TavilyKeyPool([KEY_A, KEY_B, "fake-tavily-key-c"], FakeClock())
     picks = []
     for _ in range(5):
         lease = pool.acquire()
@@ -153,7 +153,7 @@ def test_pool_blacklist_cooldown_and_all_dead() -> None:
     clock.advance(60)
     lease = pool.acquire()
     assert lease is not None and lease.index == 0
-    assert KEY_A not in lease.redacted and lease.redacted.startswith("tvly")
+    assert KEY_A not in lease.redacted and lease.redacted.startswith("fake")
     pool.report_auth_failure(lease)
     with pytest.raises(AuthError, match="all 2 Tavily key"):
         pool.acquire()

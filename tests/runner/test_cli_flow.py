@@ -157,7 +157,10 @@ def test_run_defaults_to_replay_and_re_executes_offline(
         enable_socket()
         socket_allow_hosts(["127.0.0.1", "::1"])
     assert code == 0, err
-    assert f"run {RUN_ID}: 16 slots, 0 already done, 16 run now" in err
+    assert (
+        f"run {RUN_ID}: 16 slots, 0 done or excluded by the training cutoff before this session, 16 run now"
+        in err
+    )
     assert out.strip() == str(root / RUN_ID)
     manifest = json.loads((root / RUN_ID / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["cassettes"]["mode"] == "replay" and manifest["finished_at"]
@@ -246,7 +249,10 @@ def test_a_key_revoked_mid_run_keeps_done_samples_and_the_rerun_completes(
         *SMALL[4:],
     )
     assert code == 0, err
-    assert f"{len(kept)} already done, {32 - len(kept)} run now" in err
+    assert (
+        f"{len(kept)} done or excluded by the training cutoff before this session, {32 - len(kept)} run now"
+        in err
+    )
     after = raw_slot_reader(run_dir)
     assert {slot: after[slot] for slot in kept} == kept
     assert all(c["created_at"] is not None and c["error"] is None for c in after.values())

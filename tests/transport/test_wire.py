@@ -22,9 +22,9 @@ from oracleproto.sim.loopback import LoopbackRequest, LoopbackResponse, Loopback
 from oracleproto.transport.store import rebuild_index
 from tests.transport.helpers import CHAT_PATH, Counting, all_bytes_under, echo_chat, make_rr
 
-FAKE_LLM_KEY = "sk-PLANTEDllmKEY-7f3a9c1e5b"
-FAKE_TAVILY_KEY = "tvly-PLANTEDsearchKEY-42e8d0"
-FAKE_DETECTOR_KEY = "sk-PLANTEDdetectorKEY-9b1c77"
+FAKE_LLM_KEY = "planted-llm-key-7f3a9c1e5b"
+FAKE_TAVILY_KEY = "planted-search-key-42e8d0"
+FAKE_DETECTOR_KEY = "planted-detector-key-9b1c77"
 
 
 def _unblock() -> None:
@@ -68,7 +68,7 @@ async def test_tavily_client_records_and_replays_shared_across_samples(tmp_path:
     try:
         rr2 = make_rr(tmp_path, "replay")
         http = httpx.AsyncClient(transport=rr2.transport("search"))
-        tavily = AsyncTavilyClient(api_key="tvly-other-key-000000", api_base_url=server.base_url, client=http)
+        tavily = AsyncTavilyClient(api_key="other-search-key-0", api_base_url=server.base_url, client=http)
         with call_context(CallContext("other-model", "q2", 0)):
             assert await tavily.search("election result", max_results=3) == live[0]
         await http.aclose()
