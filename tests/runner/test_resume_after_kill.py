@@ -1,7 +1,7 @@
 """kill -9 a recording at several points, rerun the same run id, get the uninterrupted result (issue 5).
 
 Runs the real command line in subprocesses, as a user does: ``oracleproto sim run --run-id ID``.
-A kill point is "after K samples are in the DB" (K = 0 means as soon as the manifest exists);
+A kill point is "after K samples are in the DB" (K = 0 means as soon as the run has logged its start);
 the DB is polled from this process. Every kill scenario runs in parallel with the others.
 """
 
@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from oracleproto.clock import FakeClock
+from oracleproto.errors import StoreError
 from oracleproto.runner.replay import replay_run
 from oracleproto.store import RunDir
 
@@ -89,7 +90,10 @@ class Scenario:
 
     def reached(self) -> bool:
         """True once the kill point is reached."""
-        if not (self.run_root / "manifest.json").is_file():
+        log = self.run_root / "logs" / f"{RUN_ID}.log"
+        # The run_started event follows the manifest write; waiting for it keeps kill point 0
+        # from landing before the first invocation has said it started.
+        if not log.is_file() or '"run_started"' not in log.read_text(encoding="utf-8"):
             return False
         return done_samples(self.run_root) >= self.kill_at
 
@@ -107,10 +111,11 @@ def spawn(root: Path) -> subprocess.Popen[bytes]:
 
 
 def snapshot_done(run_root: Path, read: Callable[[Path], dict[Any, dict[str, Any]]]) -> dict[Any, Any]:
-    """Raw cells of the slots done so far; empty when the DB schema was not created yet."""
+    """Raw cells of the slots done so far; empty when the DB (or its schema) was not created yet."""
     try:
         slots = read(run_root)
-    except sqlite3.OperationalError:
+    except (sqlite3.OperationalError, StoreError):
+        # Kill point 0 can land between the manifest write and the creation of the model DBs.
         return {}
     return {k: c for k, c in slots.items() if c["created_at"] is not None and c["error"] is None}
 
