@@ -24,6 +24,7 @@ from oracleproto.clock import SystemClock
 from oracleproto.dataset.demo import demo_db_path
 from oracleproto.errors import AuthError, OracleprotoError
 from oracleproto.runner.execute import RunOptions, execute_run
+from oracleproto.sim.faults import FaultConfig
 from oracleproto.sim.harness import SIM_LLM_KEY, SIM_MODELS, SimRunSpec, simulated_settings
 from oracleproto.sim.server import SimConfig, Simulator
 from tests.runner.conftest import read_slots
@@ -213,7 +214,8 @@ def test_sim_run_then_replay_as_a_user_runs_them(tmp_path: Path) -> None:
 def test_a_key_revoked_mid_run_keeps_done_samples_and_the_rerun_completes(
     tmp_path: Path, raw_slot_reader: Callable[[Path], dict[Any, dict[str, Any]]]
 ) -> None:
-    config = SimConfig(seed=0)
+    # Some latency keeps the run from finishing before the watcher (polling the DB) revokes the key.
+    config = SimConfig(seed=0, chat=FaultConfig(latency_ms=20))
     run_dir = tmp_path / RUN_ID
     with Simulator(config) as sim:
         settings = simulated_settings(
