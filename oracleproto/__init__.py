@@ -6,6 +6,7 @@ users depend on these names.
 
 from __future__ import annotations
 
+from oracleproto._version import __version__
 from oracleproto.agent import SampleResult, run_sample
 from oracleproto.analysis import AnalysisResult, Convention, analyze_run
 from oracleproto.dataset.admission import Admission, admissible
@@ -40,8 +41,6 @@ from oracleproto.sim import FaultConfig, SimConfig, Simulator
 from oracleproto.store import Manifest, ModelStore, RunDir, RunMeta, logical_dump
 from oracleproto.transport import RecordReplay, rebuild_index
 from oracleproto.verify import VerifyReport, export_bundle, import_bundle, verify_run
-
-__version__ = "0.1.0.dev0"
 
 __all__ = [
     "Admission",

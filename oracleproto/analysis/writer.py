@@ -16,6 +16,9 @@ from oracleproto.errors import AnalysisError
 
 FORMATS = ("md", "csv", "json", "latex", "all")
 MARKER = ".oracleproto-analysis"
+#: Sub-folders of an analysis directory that other passes own (the refresh audit): a rewrite by
+#: the analysis pass carries them over unchanged instead of deleting them.
+FOREIGN_SUBDIRS = ("audit",)
 FLOAT_DECIMALS = 6
 
 
@@ -43,7 +46,7 @@ def write_analysis(result: AnalysisResult, out: Path, formats: str = "all", plot
     if formats not in FORMATS:
         raise AnalysisError(f"unknown format {formats!r}: expected one of {', '.join(FORMATS)}")
     out = Path(out)
-    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / MARKER).exists())):
+    if out.exists() and (not out.is_dir() or (_has_own_content(out) and not (out / MARKER).exists())):
         raise AnalysisError(
             f"output {out} exists and is not an oracleproto analysis directory: choose an empty or new --out"
         )
@@ -63,14 +66,27 @@ def write_analysis(result: AnalysisResult, out: Path, formats: str = "all", plot
 
             write_plots(result, tmp)
         written = sorted(p.relative_to(tmp) for p in tmp.iterdir())
-        backup = None
-        if out.exists():
-            backup = out.parent / f".{out.name}.old-{os.getpid()}"
-            out.rename(backup)
-        tmp.rename(out)
-        if backup is not None:
-            shutil.rmtree(backup)
+        for name in FOREIGN_SUBDIRS:
+            if (out / name).is_dir():
+                shutil.copytree(out / name, tmp / name)
+        swap_directory(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return [out / p for p in written]
+
+
+def _has_own_content(out: Path) -> bool:
+    """True when ``out`` holds anything besides the sub-folders other passes own."""
+    return any(p.name not in FOREIGN_SUBDIRS or not p.is_dir() for p in out.iterdir())
+
+
+def swap_directory(tmp: Path, out: Path) -> None:
+    """Put the fully written ``tmp`` in place of ``out`` by renames, then delete the old ``out``."""
+    backup = None
+    if out.exists():
+        backup = out.parent / f".{out.name}.old-{os.getpid()}"
+        out.rename(backup)
+    tmp.rename(out)
+    if backup is not None:
+        shutil.rmtree(backup)

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from oracleproto.analysis.conventions import Convention, parse_convention
 from oracleproto.analysis.reader import read_run
-from oracleproto.analysis.writer import normalise
+from oracleproto.analysis.writer import FOREIGN_SUBDIRS, normalise, swap_directory
 from oracleproto.audit.classify import CLASSES, classify
 from oracleproto.audit.outcomes import answer_flips, metric_deltas
 from oracleproto.audit.rollups import cost, detector_flips, marker_drift, search_drift
@@ -18,6 +20,8 @@ from oracleproto.audit.views import CassetteView
 AUDIT_SCHEMA = "oracleproto-refresh-audit/1"
 JSON_NAME = "refresh_audit.json"
 MD_NAME = "refresh_audit.md"
+#: The refresh audit's folder inside a run's ``analysis/`` (the analysis pass carries it over).
+AUDIT_SUBDIR = FOREIGN_SUBDIRS[0]
 DRIFTS = ("provider", "harness", "follow-on")
 
 
@@ -106,7 +110,8 @@ def summary_lines(audit: dict[str, Any]) -> list[str]:
     if audit["selection"]:
         lines.append("selection: " + " OR ".join(audit["selection"]))
     for ch, counts in e["by_channel"].items():
-        lines.append(f"  {ch:<9}" + "  ".join(f"{k} {v}" for k, v in counts.items()))
+        # Fixed orders throughout, so the rendering is a function of the JSON's content.
+        lines.append(f"  {ch:<9}" + "  ".join(f"{k} {counts[k]}" for k in CLASSES))
     d = e["drift"]
     verdict = "zero drift" if zero_drift(audit) else "DRIFT"
     lines.append(
@@ -114,7 +119,7 @@ def summary_lines(audit: dict[str, Any]) -> list[str]:
         f"follow-on {d['follow-on']} entries"
     )
     if e["masked_fields"]:
-        lines.append("masked (not drift): " + ", ".join(f"{k} ×{v}" for k, v in e["masked_fields"].items()))
+        lines.append("masked (not drift): " + _tally(e["masked_fields"]))
     answers = audit.get("answers")
     if answers is not None:
         lines.append(f"answer flips: {len(answers['flips'])}")
@@ -140,7 +145,7 @@ def summary_lines(audit: dict[str, Any]) -> list[str]:
 
 
 def _tally(counts: dict[str, int]) -> str:
-    return ", ".join(f"{k} ×{v}" for k, v in counts.items()) or "none"
+    return ", ".join(f"{k} ×{v}" for k, v in sorted(counts.items())) or "none"
 
 
 def _none_if_empty(rows: list[Any]) -> list[str]:
@@ -205,9 +210,15 @@ def render_markdown(audit: dict[str, Any]) -> str:
 
 
 def write_audit(audit: dict[str, Any], analysis_dir: Path) -> list[Path]:
-    """Write ``refresh_audit.json`` and ``refresh_audit.md`` into ``analysis_dir``."""
+    """Write ``audit/refresh_audit.json`` and ``.md`` under ``analysis_dir``, replacing both at once."""
     analysis_dir.mkdir(parents=True, exist_ok=True)
-    paths = [analysis_dir / JSON_NAME, analysis_dir / MD_NAME]
-    paths[0].write_text(audit_json(audit), encoding="utf-8")
-    paths[1].write_text(render_markdown(normalise(audit)), encoding="utf-8")
-    return paths
+    out = analysis_dir / AUDIT_SUBDIR
+    tmp = Path(tempfile.mkdtemp(prefix=f".{AUDIT_SUBDIR}.tmp-", dir=analysis_dir))
+    try:
+        (tmp / JSON_NAME).write_text(audit_json(audit), encoding="utf-8")
+        (tmp / MD_NAME).write_text(render_markdown(normalise(audit)), encoding="utf-8")
+        swap_directory(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return [out / JSON_NAME, out / MD_NAME]

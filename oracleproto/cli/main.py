@@ -10,7 +10,7 @@ import sys
 
 import click
 
-from oracleproto import __version__
+from oracleproto._version import __version__
 from oracleproto.errors import OracleprotoError
 
 #: Exit status for invalid input (bad dataset, bad settings, failed verification).

@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from oracleproto import __version__
+from oracleproto._version import __version__
 from oracleproto.agent import run_sample
 from oracleproto.agent.result import SampleResult
 from oracleproto.clock import Clock

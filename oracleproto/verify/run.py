@@ -10,6 +10,7 @@ from oracleproto.errors import OracleprotoError
 from oracleproto.runner.reconstruct import settings_from_snapshot
 from oracleproto.store import Manifest, RunDir, RunMeta
 from oracleproto.verify.attest import ATTESTATION_NAME, check_files, load_attestation
+from oracleproto.verify.audit_files import check_refresh_audit
 from oracleproto.verify.cassettes import check_cassettes
 from oracleproto.verify.chain import check_database, check_dataset, check_snapshots_agree, find_dataset
 from oracleproto.verify.findings import VerifyReport, byte_location, failed, passed, skipped
@@ -110,6 +111,7 @@ def verify_run(
         report.checks.append(failed("analysis settings", str(exc)))
         return report
     report.checks.extend(check_analysis(run.root, run.analysis_dir, settings.analysis))
+    report.checks.extend(check_refresh_audit(run.root, run.analysis_dir, settings.analysis))
     return report
 
 

@@ -90,7 +90,7 @@ def test_sim_run_refresh_with_selector(original: Path, tmp_path: Path) -> None:
     lines = out.splitlines()
     assert "selection: model=sim/hasty,question=demo-03" in lines
     assert lines[-1] == str(tmp_path / "20260101-000000-0b01")
-    assert f"wrote {tmp_path / '20260101-000000-0b01' / 'analysis' / 'refresh_audit.md'}" in lines
+    assert f"wrote {tmp_path / '20260101-000000-0b01' / 'analysis' / 'audit' / 'refresh_audit.md'}" in lines
     assert "refresh of 20260101-000000-0a00 → run 20260101-000000-0b01" in err
 
 

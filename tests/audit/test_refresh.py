@@ -85,7 +85,7 @@ def test_refresh_writes_a_new_run_and_never_touches_the_old(unchanged: Scenario,
     assert manifest["cassettes"]["mode"] == "refresh"
     written = sorted(p.name for p in unchanged.result.written)
     assert written == ["refresh_audit.json", "refresh_audit.md"]
-    assert (new / "analysis" / "refresh_audit.json").read_text() == audit_json(unchanged.audit)
+    assert (new / "analysis" / "audit" / "refresh_audit.json").read_text() == audit_json(unchanged.audit)
 
 
 def test_unchanged_report_snapshot(unchanged: Scenario, snapshot: SnapshotAssertion) -> None:
