@@ -94,6 +94,8 @@ class CallFailedError(ProviderError):
     def __init__(self, kind: ErrorKind, message: str, *, status_code: int | None = None) -> None:
         self.kind = kind
         self.status_code = status_code
+        #: The message without the ``kind:`` prefix (for wrappers that add their own context).
+        self.detail = message
         super().__init__(f"{kind.value}: {message}")
 
 

@@ -3,12 +3,15 @@
 The new run directory starts with a copy of the old run's cassettes (every generation) and
 the refresh writes generation max+1 next to them; the old run directory is never written.
 Results (DBs, manifest, analysis) belong to the new run, so both runs stay complete and
-comparable. The audit is written to the new run's ``analysis/`` after its analysis pass.
+comparable. The audit is written to the new run's ``analysis/audit/`` after its analysis pass.
+The new manifest's ``refresh`` block (refreshed run, generation, selection) makes the refresh
+resumable like any run: rerunning it with the same ``--run-id`` redoes only the slots not done.
 """
 
 from __future__ import annotations
 
 import shutil
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,13 +22,14 @@ from oracleproto.audit.selector import Selector
 from oracleproto.audit.views import load_view
 from oracleproto.clock import Clock
 from oracleproto.dataset.demo import demo_db_path
-from oracleproto.errors import AuthError, ErrorKind, StoreError
+from oracleproto.errors import AuthError, StoreError
 from oracleproto.runner.execute import RunOptions, RunSummary, execute_run
 from oracleproto.runner.replay import find_dataset
 from oracleproto.settings import Settings
-from oracleproto.store import RunDir, new_run_id
+from oracleproto.store import RefreshInfo, RunDir, new_run_id
+from oracleproto.store.manifest import MANIFEST_NAME
 from oracleproto.store.naming import RandomBits
-from oracleproto.transport.layout import JOURNAL_DIR, LOCK_FILE
+from oracleproto.transport.layout import JOURNAL_DIR, LOCK_FILE, list_generations
 
 
 @dataclass(frozen=True)
@@ -54,13 +58,54 @@ class RefreshResult:
     written: tuple[Path, ...]
 
 
-def _copy_cassettes(source: Path, target: Path) -> None:
-    # A crash journal or a lock file belongs to a process of the old run, not to the copy.
-    shutil.copytree(source, target, ignore=shutil.ignore_patterns(JOURNAL_DIR, LOCK_FILE))
+def _copy_cassettes(source: Path, runs_root: Path, run_id: str) -> None:
+    """Create ``runs_root/run_id`` holding a complete copy of ``source`` — or nothing at all."""
+    for stale in runs_root.glob(f".{run_id}.refresh-tmp-*"):
+        shutil.rmtree(stale, ignore_errors=True)  # a copy an earlier, interrupted start left behind
+    tmp = Path(tempfile.mkdtemp(prefix=f".{run_id}.refresh-tmp-", dir=runs_root))
+    try:
+        # A crash journal or a lock file belongs to a process of the old run, not to the copy.
+        shutil.copytree(source, tmp / "cassettes", ignore=shutil.ignore_patterns(JOURNAL_DIR, LOCK_FILE))
+        tmp.rename(runs_root / run_id)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def _resume_info(target: Path, old: RunDir, selection: list[str]) -> RefreshInfo | None:
+    """The refresh ``target`` was started as, when it is this refresh; else a specific error.
+
+    None means the directory holds only the cassette copy (the earlier start stopped before its
+    manifest, hence before any traffic): the refresh starts afresh on that copy.
+    """
+    manifest_path = target / MANIFEST_NAME
+    if not manifest_path.is_file():
+        if [p.name for p in target.iterdir()] == ["cassettes"]:
+            return None
+        raise StoreError(
+            f"{target} already exists and is not a run directory; a refresh writes a new run — "
+            "pick another --run-id"
+        )
+    existing = RunDir.open(target).load_manifest()
+    info = existing.refresh
+    if info is None:
+        raise StoreError(f"{target} is an existing run, not a refresh; pick another --run-id for the refresh")
+    if info.of != old.run_id:
+        raise StoreError(
+            f"{target} is a refresh of {info.of}, not of {old.run_id}; pick another --run-id, "
+            f"or resume it with --refresh {info.of}"
+        )
+    if info.selection != selection:
+        shown = " ".join(f"--select {c}" for c in info.selection) or "no --select"
+        raise StoreError(
+            f"{target} is a refresh of {old.run_id} started with {shown}; resume it with the same "
+            "selection, or pick another --run-id"
+        )
+    return info
 
 
 async def refresh_run(options: RefreshOptions, *, clock: Clock, rand: RandomBits) -> RefreshResult:
-    """Re-record ``options.old_run`` into a new run directory and audit the difference."""
+    """Re-record ``options.old_run`` into a new run directory (or resume that) and audit the difference."""
     old = RunDir.open(options.old_run)
     manifest = old.load_manifest()
     if manifest.cassettes is None or not old.cassettes_dir.is_dir():
@@ -75,10 +120,15 @@ async def refresh_run(options: RefreshOptions, *, clock: Clock, rand: RandomBits
     if run_id == old.run_id:
         raise StoreError(f"refresh of {old.run_id} needs a new run id; {run_id} is the run being refreshed")
     target = options.runs_root / run_id
-    if target.exists():
-        raise StoreError(f"{target} already exists; a refresh writes a new run — pick another --run-id")
-    target.mkdir(parents=True)
-    _copy_cassettes(old.cassettes_dir, target / "cassettes")
+    selection = options.selector.describe()
+    info = _resume_info(target, old, selection) if target.exists() else None
+    if info is None:
+        info = RefreshInfo(
+            of=old.run_id, generation=max(list_generations(old.cassettes_dir)) + 1, selection=selection
+        )
+    if not target.exists():
+        options.runs_root.mkdir(parents=True, exist_ok=True)
+        _copy_cassettes(old.cassettes_dir, options.runs_root, run_id)
     run_options = RunOptions(
         settings=options.settings,
         source_db=source,
@@ -88,16 +138,17 @@ async def refresh_run(options: RefreshOptions, *, clock: Clock, rand: RandomBits
         progress=options.progress,
         after=options.after,
         should_refresh=None if options.selector.full else options.selector,
+        refresh=info,
     )
     try:
         summary = await execute_run(run_options, clock=clock, rand=rand)
     except AuthError as exc:
-        # A refresh always writes a fresh generation, so it cannot resume: say so instead of
-        # the runner's "rerun with --run-id" hint.
-        shown = str(exc).removeprefix(f"{ErrorKind.AUTH.value}: ")
+        # The runner's hint names --run-id only; a refresh resumes through --refresh as well.
+        shown = exc.detail.split("\nrun ", 1)[0]
+        again = " ".join(["--refresh", old.run_id, *(f"--select {c}" for c in selection)])
         raise AuthError(
-            f"{shown}\nthis was a refresh of {old.run_id}: {target} is incomplete and cannot be resumed; "
-            "fix the key, remove that directory and run the refresh again",
+            f"{shown}\nrefresh {run_id} of {old.run_id} stopped and is resumable: fix the key, then rerun "
+            f"with {again} --run-id {run_id} (finished samples are kept)",
             status_code=exc.status_code,
         ) from exc
     new = summary.run

@@ -8,7 +8,7 @@ from typing import Any
 
 from oracleproto.audit.classify import MARKER_FIELDS, EntryChange
 from oracleproto.audit.mask import parse_body
-from oracleproto.transport.entry import Entry
+from oracleproto.transport.entry import Entry, is_carried_copy
 
 
 def _doc(entry: Entry) -> dict[str, Any]:
@@ -119,8 +119,7 @@ def _totals(entries: list[Entry]) -> dict[str, Any]:
 
 def carried_over(entry: Entry, old_by_key: dict[str, Entry]) -> bool:
     """True when a refresh entry is the old recording served again (not re-recorded live)."""
-    previous = old_by_key.get(entry.key)
-    return previous is not None and previous.recorded_at == entry.recorded_at and previous.body == entry.body
+    return is_carried_copy(entry, old_by_key.get(entry.key))
 
 
 def cost(old: tuple[Entry, ...], new: tuple[Entry, ...]) -> dict[str, Any]:

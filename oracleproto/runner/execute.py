@@ -35,6 +35,7 @@ from oracleproto.store import (
     Hashes,
     Manifest,
     ModelStore,
+    RefreshInfo,
     RunDir,
     RunMeta,
     format_timestamp,
@@ -63,6 +64,8 @@ class Recorded:
     finished_at: datetime | None
     config_snapshot: dict[str, Any]
     cassettes_mode: CacheMode
+    #: The recorded run's refresh provenance (a replayed refresh writes the same manifest).
+    refresh: RefreshInfo | None = None
 
 
 @dataclass(frozen=True)
@@ -81,6 +84,9 @@ class RunOptions:
     after: Callable[[RunDir, Settings], None] | None = None
     #: Refresh mode only: which calls go live again (None = all); the rest replay.
     should_refresh: RefreshPredicate | None = None
+    #: Refresh mode only: what is refreshed into which cassette generation (kept in the manifest,
+    #: so rerunning the same refresh id resumes into that generation).
+    refresh: RefreshInfo | None = None
 
 
 @dataclass
@@ -145,6 +151,7 @@ _IDENTITY_KEYS = (
     "reflection_protocol_hash",
     "belief_protocol_hash",
     "grid",
+    "refresh",
 )
 
 
@@ -209,6 +216,9 @@ async def execute_run(options: RunOptions, *, clock: Clock, rand: RandomBits) ->
         finished_at=None,
         cassettes=CassettesInfo(dir=CASSETTES_DIR_NAME, root_digest=None, mode=cassettes_mode),
     )
+    refresh = options.refresh if recorded is None else recorded.refresh
+    if refresh is not None:
+        manifest = manifest.model_copy(update={"refresh": refresh})
     if existing is not None:
         _check_resumable(existing, manifest)
     run.write_manifest(manifest)
@@ -354,6 +364,8 @@ async def _run_jobs(
         return None
     live = options.mode != "replay"
     questions = {q.id: q for q in identity.questions}
+    refresh_generation = options.refresh.generation if options.refresh and options.mode == "refresh" else None
+    detector_failures = set().union(*(store.done_detector_failures() for store in stores.values()))
     cache = RecordReplay(
         run.cassettes_dir,
         clock=clock,
@@ -361,6 +373,8 @@ async def _run_jobs(
         cache_dir=options.cache_dir,
         flush_every_s=COMPACT_EVERY_S,
         should_refresh=options.should_refresh,
+        write_generation=refresh_generation,
+        detector_auth_unused="failed:auth" not in detector_failures,
     )
     channels = open_channels(settings, cache, clock, live=live)
     in_flight = asyncio.Semaphore(max(1, settings.llm.max_concurrency * IN_FLIGHT_PER_LLM_SLOT))
@@ -419,7 +433,7 @@ async def _run_jobs(
     if isinstance(failure, AuthError):
         log.event("run_aborted", reason="auth", message=str(failure))
         raise AuthError(
-            f"{failure}\nrun {run.run_id} stopped and is resumable: fix the key, then rerun with "
+            f"{failure.detail}\nrun {run.run_id} stopped and is resumable: fix the key, then rerun with "
             f"--run-id {run.run_id} (finished samples are kept)",
             status_code=failure.status_code,
         ) from failure

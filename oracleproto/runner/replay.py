@@ -136,6 +136,7 @@ async def replay_run(
         finished_at=None if manifest.finished_at is None else parse_timestamp(manifest.finished_at),
         config_snapshot=meta.config_snapshot,
         cassettes_mode=manifest.cassettes.mode,
+        refresh=manifest.refresh,
     )
     options = RunOptions(
         settings=settings,

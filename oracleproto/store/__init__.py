@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from oracleproto.store.codec import decode_sample, encode_letters, encode_sample
 from oracleproto.store.dump import logical_digest, logical_dump
-from oracleproto.store.manifest import CassettesInfo, Filters, Grid, Hashes, Manifest, atomic_write_text
+from oracleproto.store.manifest import (
+    CassettesInfo,
+    Filters,
+    Grid,
+    Hashes,
+    Manifest,
+    RefreshInfo,
+    atomic_write_text,
+)
 from oracleproto.store.model_store import ModelStore, Slot
 from oracleproto.store.naming import (
     format_timestamp,
@@ -29,6 +37,7 @@ __all__ = [
     "Hashes",
     "Manifest",
     "ModelStore",
+    "RefreshInfo",
     "RunDir",
     "RunMeta",
     "Slot",

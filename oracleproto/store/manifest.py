@@ -1,7 +1,7 @@
 """``manifest.json``: the run's reproducibility envelope (run-layout.md), typed and written atomically.
 
 Keys of the existing layout are required with their meaning unchanged; our additions
-(``cassettes``, ``oracleproto_version``) are optional so manifests written by the earlier
+(``cassettes``, ``oracleproto_version``, ``refresh``) are optional so manifests written by the earlier
 implementation load, and they are omitted on write when unset so such a manifest round-trips
 byte-identically. Unknown keys (added by later versions) are kept, not dropped.
 """
@@ -24,7 +24,7 @@ SCHEMA_VERSION = 5
 ANALYSIS_SCHEMA = "v4"
 MANIFEST_NAME = "manifest.json"
 #: Our additions to the layout: omitted on write when ``None``.
-_OPTIONAL_ADDITIONS = ("cassettes", "oracleproto_version")
+_OPTIONAL_ADDITIONS = ("cassettes", "oracleproto_version", "refresh")
 
 
 class _Strict(BaseModel):
@@ -74,6 +74,22 @@ class CassettesInfo(_Strict):
         return value
 
 
+class RefreshInfo(_Strict):
+    """Our addition, on a run written by a refresh: what it re-recorded, and into which generation."""
+
+    of: str = Field(description="Run id of the refreshed run.")
+    generation: int = Field(ge=1, description="The cassette generation this refresh writes.")
+    selection: list[str] = Field(description="Selector clauses re-recorded live; empty = everything.")
+
+    @field_validator("of")
+    @classmethod
+    def _run_id(cls, value: str) -> str:
+        try:
+            return validate_run_id(value)
+        except StoreError as exc:
+            raise ValueError(str(exc)) from exc
+
+
 class Manifest(BaseModel):
     """Typed ``manifest.json`` (schema_version 5, analysis_schema "v4") plus our additions."""
 
@@ -95,6 +111,7 @@ class Manifest(BaseModel):
     finished_at: str | None = Field(description="UTC timestamp the run ended; null until then.")
     cassettes: CassettesInfo | None = Field(default=None, description="Our addition.")
     oracleproto_version: str | None = Field(default=None, description="Our addition.")
+    refresh: RefreshInfo | None = Field(default=None, description="Our addition, on refreshed runs.")
 
     @field_validator("run_id")
     @classmethod

@@ -270,6 +270,27 @@ class ModelStore:
                 done.update((str(qid), i) for qid, c, e in rows if _is_done(c, e))
         return done
 
+    def done_detector_failures(self) -> set[str]:
+        """The ``failed:<kind>`` detector verdicts that done samples recorded in their search calls."""
+        found: set[str] = set()
+        done = self.done_slots()
+        with self._lock:
+            existing = table_columns(self._conn, "run_results")
+            for i in range(self.sampling_n):
+                column = sample_column(i, "search_calls")
+                if column not in existing:
+                    continue
+                for qid, text in self._conn.execute(f"SELECT question_id, {column} FROM run_results"):
+                    if (str(qid), i) not in done or not text:
+                        continue
+                    for call in json.loads(text):
+                        verdicts = call.get("detector_verdicts") if isinstance(call, dict) else None
+                        failures = (
+                            v for v in verdicts or () if isinstance(v, str) and v.startswith("failed:")
+                        )
+                        found.update(failures)
+        return found
+
     def pending_slots(self, question_ids: Iterable[str], n: int) -> list[Slot]:
         """Slots still to run, in question order then sample order."""
         if n != self.sampling_n:

@@ -50,6 +50,12 @@ class Entry:
         return model if isinstance(model, str) else None
 
 
+def is_carried_copy(entry: Entry, previous: Entry | None) -> bool:
+    """True when ``entry`` is ``previous`` served again by a refresh, not a new live recording."""
+    # A live recording gets a fresh ``recorded_at``; a carried copy keeps the old one verbatim.
+    return previous is not None and previous.recorded_at == entry.recorded_at and previous.body == entry.body
+
+
 def _body_field(body: bytes) -> dict[str, Any]:
     try:
         return {"string": body.decode("utf-8")}

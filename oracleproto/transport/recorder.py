@@ -27,7 +27,7 @@ from oracleproto.context import LogicalCall, current_call_context, current_logic
 from oracleproto.errors import CassetteIntegrityError, ConfigError, ReplayMissError
 from oracleproto.hashing import canonical_json
 from oracleproto.transport.diff import json_diff, nearest, stored_request
-from oracleproto.transport.entry import Entry
+from oracleproto.transport.entry import Entry, is_carried_copy
 from oracleproto.transport.index import CacheIndex, fingerprint
 from oracleproto.transport.keys import (
     CHANNELS,
@@ -86,19 +86,39 @@ class _Prepared:
         )
 
 
-def _redo_on_resume(prep: _Prepared, entry: Entry) -> bool:
+def _redo_on_resume(
+    prep: _Prepared, entry: Entry, *, write_generation: int, detector_auth_unused: bool
+) -> bool:
     """An entry from an earlier session that a resumed run must call live again.
 
     A context-bound llm entry whose final outcome is a failure belongs to exactly one slot, which
     is being redone. A search entry that ended in 401/403 aborted the run (every Tavily key was
-    rejected), so no finished sample used it. Other search and detector failures stay: they are
-    shared, and a finished sample may have recorded them (a detector 401 is a ``failed:auth``
-    verdict in some sample's audit).
+    rejected), so no finished sample used it. A detector 401/403 does not abort (paper Table 13:
+    a ``failed:auth`` verdict), so it is re-sent only when no finished sample of the run recorded
+    such a verdict (``detector_auth_unused``, worked out by the runner from the DBs) — typically
+    the key the LLM and the detector share was revoked and the run aborted on the LLM's 401.
+    Other shared failures stay: a finished sample may have used them. Shared entries of an older
+    generation belong to the refreshed run and are never re-sent.
     """
     failed = entry.exception is not None or not 200 <= entry.status < 300
     if prep.channel == "llm":
         return failed and prep.ctx is not None
-    return prep.channel == "search" and entry.status in (401, 403)
+    if entry.generation != write_generation or entry.status not in (401, 403):
+        return False
+    return prep.channel == "search" or (prep.channel == "detector" and detector_auth_unused)
+
+
+def _refresh_generation(cassette_dir: Path, requested: int | None) -> int:
+    """The generation a refresh writes: a new one, or (resuming) the newest one on disk."""
+    newest = max(list_generations(cassette_dir))
+    if requested is None:
+        return newest + 1
+    if requested < 1 or requested not in (newest, newest + 1):
+        raise ConfigError(
+            f"{cassette_dir}: a refresh writes generation {newest + 1} (or resumes generation {newest}); "
+            f"{requested} is neither"
+        )
+    return requested
 
 
 class RecordReplay:
@@ -115,6 +135,8 @@ class RecordReplay:
         inner_sync: httpx.BaseTransport | None = None,
         flush_every_s: float = 30.0,
         should_refresh: RefreshPredicate | None = None,
+        write_generation: int | None = None,
+        detector_auth_unused: bool = False,
     ) -> None:
         if mode not in MODES:
             raise ConfigError(f"unknown record/replay mode {mode!r}; use one of {', '.join(MODES)}")
@@ -136,16 +158,25 @@ class RecordReplay:
         self.counts: Counter[str] = Counter()
         self._keys_used: dict[str, set[str]] = {}
         self._should_refresh = should_refresh
+        self._detector_auth_unused = detector_auth_unused
         # Keys whose entry in the write generation is a carried-over copy, not a live recording.
         self._carried: set[str] = set()
         index = CacheIndex(cache_dir) if cache_dir is not None else None
         lazy = mode == "replay" and index is not None and index.is_fresh(fingerprint(self.cassette_dir))
         write_gen = 0
         if mode == "refresh":
-            write_gen = max(list_generations(self.cassette_dir)) + 1
+            write_gen = _refresh_generation(self.cassette_dir, write_generation)
+        elif write_generation is not None:
+            raise ConfigError("write_generation is for refresh mode only (record writes generation 0)")
         self.store = CassetteStore(
             self.cassette_dir, writable=mode != "replay", write_generation=write_gen, index=index, lazy=lazy
         )
+        if mode == "refresh":
+            # Resuming a refresh: what an earlier session copied forward (rather than recorded
+            # live) must not serve a selected call — the same rule as within one session.
+            for entry in self.store.entries_by_generation().get(write_gen, []):
+                if is_carried_copy(entry, self.store.get_before(entry.key, write_gen)):
+                    self._carried.add(entry.key)
         if index is not None and mode == "replay" and not lazy:
             # Stale or empty index: bring it in line with the cassettes now.
             index.clear()
@@ -249,7 +280,13 @@ class RecordReplay:
             entry = self._refresh_lookup(prep, entry)
         if entry is not None and prep.attempt > 0 and prep.key in self._live_keys:
             return None  # a retry of a call this session is recording
-        if entry is not None and _redo_on_resume(prep, entry) and prep.key not in self._live_keys:
+        redo = entry is not None and _redo_on_resume(
+            prep,
+            entry,
+            write_generation=self.store.write_generation,
+            detector_auth_unused=self._detector_auth_unused,
+        )
+        if entry is not None and redo and prep.key not in self._live_keys:
             # An llm call that failed in an earlier session belongs to exactly one slot, and that
             # slot is being redone (the resume rule): serving the old 401/5xx would fail it again.
             return None

@@ -169,5 +169,7 @@ def test_refresh_stopped_by_a_revoked_key_says_how_to_retry(original: Path, tmp_
     )  # fmt: skip
     assert code == 3
     assert "401" in err
-    assert f"{tmp_path / '20260101-000000-0b03'} is incomplete and cannot be resumed" in err
+    assert "refresh 20260101-000000-0b03 of 20260101-000000-0a00 stopped and is resumable" in err
+    assert f"rerun with --refresh {ORIGINAL} --run-id 20260101-000000-0b03" in err
+    assert "auth: auth:" not in err
     assert (tmp_path / ORIGINAL / "cassettes").is_dir()
