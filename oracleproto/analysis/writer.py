@@ -13,12 +13,13 @@ from typing import Any
 from oracleproto.analysis.report import AnalysisResult
 from oracleproto.analysis.tables import RENDERERS, TABLES
 from oracleproto.errors import AnalysisError
+from oracleproto.store.rundir import AUDIT_SUBDIR
 
 FORMATS = ("md", "csv", "json", "latex", "all")
 MARKER = ".oracleproto-analysis"
 #: Sub-folders of an analysis directory that other passes own (the refresh audit): a rewrite by
 #: the analysis pass carries them over unchanged instead of deleting them.
-FOREIGN_SUBDIRS = ("audit",)
+FOREIGN_SUBDIRS = (AUDIT_SUBDIR,)
 FLOAT_DECIMALS = 6
 
 

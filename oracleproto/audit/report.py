@@ -11,17 +11,16 @@ from typing import Any
 
 from oracleproto.analysis.conventions import Convention, parse_convention
 from oracleproto.analysis.reader import read_run
-from oracleproto.analysis.writer import FOREIGN_SUBDIRS, normalise, swap_directory
+from oracleproto.analysis.writer import normalise, swap_directory
 from oracleproto.audit.classify import CLASSES, classify
 from oracleproto.audit.outcomes import answer_flips, metric_deltas
 from oracleproto.audit.rollups import cost, detector_flips, marker_drift, search_drift
 from oracleproto.audit.views import CassetteView
+from oracleproto.store.rundir import AUDIT_SUBDIR
 
 AUDIT_SCHEMA = "oracleproto-refresh-audit/1"
 JSON_NAME = "refresh_audit.json"
 MD_NAME = "refresh_audit.md"
-#: The refresh audit's folder inside a run's ``analysis/`` (the analysis pass carries it over).
-AUDIT_SUBDIR = FOREIGN_SUBDIRS[0]
 DRIFTS = ("provider", "harness", "follow-on")
 
 

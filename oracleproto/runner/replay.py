@@ -16,6 +16,7 @@ from oracleproto.runner.reconstruct import settings_from_snapshot
 from oracleproto.settings import Settings
 from oracleproto.store import ModelStore, RunDir, logical_dump, parse_timestamp
 from oracleproto.store.naming import RandomBits
+from oracleproto.store.rundir import AUDIT_SUBDIR
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,8 @@ def compare_runs(original: RunDir, replayed: RunDir) -> list[Check]:
         )
     if original.analysis_dir.is_dir():
         for file in sorted(p for p in original.analysis_dir.rglob("*") if p.is_file()):
+            if file.relative_to(original.analysis_dir).parts[0] == AUDIT_SUBDIR:
+                continue  # a refresh audit compares two runs; a replay re-executes one (verify checks it)
             rel = file.relative_to(original.root)
             twin = replayed.root / rel
             same = twin.is_file() and twin.read_bytes() == file.read_bytes()

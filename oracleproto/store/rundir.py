@@ -11,6 +11,9 @@ from oracleproto.store.naming import RUN_ID_RE, model_file_name, validate_run_id
 
 DB_DIR = "db"
 ANALYSIS_DIR = "analysis"
+#: The sub-folder of ``analysis/`` holding the refresh audit: the analysis pass does not own it
+#: (it keeps it across rewrites) and a replay does not reproduce it (verify checks it instead).
+AUDIT_SUBDIR = "audit"
 LOGS_DIR = "logs"
 #: Our addition: the default cassette folder inside the run directory.
 CASSETTES_DIR = "cassettes"

@@ -14,7 +14,6 @@ from typing import Any
 from oracleproto.analysis.writer import normalise
 from oracleproto.audit.report import (
     AUDIT_SCHEMA,
-    AUDIT_SUBDIR,
     JSON_NAME,
     MD_NAME,
     build_audit,
@@ -24,6 +23,7 @@ from oracleproto.audit.report import audit_json as render_json
 from oracleproto.audit.views import load_view
 from oracleproto.errors import OracleprotoError
 from oracleproto.settings import AnalysisSettings
+from oracleproto.store.rundir import AUDIT_SUBDIR
 from oracleproto.transport.layout import list_generations
 from oracleproto.verify.findings import Check, byte_location, failed, passed, skipped
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import shutil
 from pathlib import Path
 
@@ -10,8 +11,12 @@ import pytest
 from oracleproto.analysis import analyze_run
 from oracleproto.analysis.postrun import write_run_analysis
 from oracleproto.analysis.writer import write_analysis
-from oracleproto.audit.report import AUDIT_SUBDIR, JSON_NAME, MD_NAME
+from oracleproto.audit.report import JSON_NAME, MD_NAME
+from oracleproto.clock import FakeClock
+from oracleproto.runner.replay import replay_run
 from oracleproto.settings import AnalysisSettings
+from oracleproto.store import RunDir
+from oracleproto.store.rundir import AUDIT_SUBDIR
 from oracleproto.verify import verify_run
 from tests.audit.conftest import ORIGINAL, Scenario
 
@@ -94,3 +99,17 @@ def test_verify_rejects_an_incomplete_audit(runs: tuple[Path, Path]) -> None:
     (new / "analysis" / AUDIT_SUBDIR / MD_NAME).unlink()
     failures = {c.what: c.detail for c in verify_run(new).failures}
     assert f"missing {MD_NAME}" in failures[f"analysis/{AUDIT_SUBDIR}/"]
+
+
+async def test_a_refreshed_run_replays_byte_for_byte(runs: tuple[Path, Path], tmp_path: Path) -> None:
+    _, new = runs
+    write_run_analysis(new, ANALYSIS)
+    report = await replay_run(
+        new, tmp_path / "replayed", clock=FakeClock(), rand=random.Random(0), progress=False,
+        after=lambda run, settings: write_run_analysis(run.root, settings.analysis),
+    )  # fmt: skip
+    assert [(c.what, c.detail) for c in report.checks if not c.ok] == []
+    checked = {c.what for c in report.checks}
+    assert "manifest.json" in checked and "analysis/summary.json" in checked
+    assert not any(AUDIT_SUBDIR in what for what in checked)  # the audit is verify's to check
+    assert RunDir.open(report.replayed).load_manifest().refresh == RunDir.open(new).load_manifest().refresh
