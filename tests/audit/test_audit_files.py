@@ -17,7 +17,8 @@ from oracleproto.runner.replay import replay_run
 from oracleproto.settings import AnalysisSettings
 from oracleproto.store import RunDir
 from oracleproto.store.rundir import AUDIT_SUBDIR
-from oracleproto.verify import verify_run
+from oracleproto.verify import export_bundle, verify_run
+from oracleproto.verify.bundle import verify_bundle
 from tests.audit.conftest import ORIGINAL, Scenario
 
 #: The analysis settings the scenarios were refreshed with (see conftest._settings).
@@ -113,3 +114,15 @@ async def test_a_refreshed_run_replays_byte_for_byte(runs: tuple[Path, Path], tm
     assert "manifest.json" in checked and "analysis/summary.json" in checked
     assert not any(AUDIT_SUBDIR in what for what in checked)  # the audit is verify's to check
     assert RunDir.open(report.replayed).load_manifest().refresh == RunDir.open(new).load_manifest().refresh
+
+
+def test_a_refreshed_run_exports_and_verifies_as_a_bundle(runs: tuple[Path, Path], tmp_path: Path) -> None:
+    _, new = runs
+    write_run_analysis(new, ANALYSIS)
+    bundle = export_bundle(new, tmp_path / "refreshed.tar.gz")
+    report = verify_bundle(bundle)
+    assert report.ok, [c for c in report.checks if not c.ok]
+    got = {c.what: c.status for c in report.checks}
+    # Inside the bundle the refreshed run travels alone: the audit is checked for consistency.
+    assert got[f"analysis/{AUDIT_SUBDIR}/{MD_NAME}"] == "pass"
+    assert got[f"analysis/{AUDIT_SUBDIR}/{JSON_NAME} regeneration"] == "skip"
