@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,15 +21,14 @@ from oracleproto.audit import (
     split_ref,
     summary_lines,
 )
+from oracleproto.cli.exits import EXIT_AUTH, EXIT_FAILED, EXIT_INTERRUPTED
 from oracleproto.clock import Clock
 from oracleproto.errors import AuthError
-from oracleproto.store import RunDir
+from oracleproto.store import RunDir, new_run_id
 from oracleproto.store.naming import RandomBits
 
 #: Exit status of ``cassettes diff --fail-on-drift`` when something drifted.
-EXIT_DRIFT = 1
-#: Exit status when the refresh was aborted by an authentication failure (same as ``run``).
-EXIT_AUTH = 3
+EXIT_DRIFT = EXIT_FAILED
 
 select_option = click.option(
     "--select",
@@ -75,11 +75,22 @@ def diff_cmd(*, old: str, new: str, fmt: str, samples: int, fail_on_drift: bool)
 
 def run_refresh(options: RefreshOptions, *, clock: Clock, rand: RandomBits) -> None:
     """Run a refresh from a command, print the audit summary and the new run directory."""
+    # Drawn here rather than in refresh_run so an interrupted refresh can be named in the message.
+    run_id = options.run_id or new_run_id(clock, rand)
     try:
-        result = asyncio.run(refresh_run(options, clock=clock, rand=rand))
+        result = asyncio.run(refresh_run(replace(options, run_id=run_id), clock=clock, rand=rand))
     except AuthError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_AUTH)
+    except KeyboardInterrupt:
+        again = " ".join(f"--select {c}" for c in options.selector.describe())
+        click.echo(
+            f"interrupted: refresh {run_id} stopped and is resumable: rerun with --refresh "
+            f"{RunDir.open(options.old_run).run_id} {again + ' ' if again else ''}--run-id {run_id} "
+            "(finished samples are kept)",
+            err=True,
+        )
+        sys.exit(EXIT_INTERRUPTED)
     s = result.summary
     click.echo(
         f"refresh of {result.old.run_id} → run {result.new.run_id}: {s.slots_run} slots re-executed",

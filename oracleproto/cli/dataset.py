@@ -10,15 +10,13 @@ from pathlib import Path
 
 import click
 
+from oracleproto.cli.exits import EXIT_INVALID
 from oracleproto.dataset.builder import build_dataset
 from oracleproto.dataset.demo import demo_db_path
 from oracleproto.dataset.info import db_info, render_table, summarize
 from oracleproto.dataset.loader import validate_db
 from oracleproto.dataset.rows import read_templates_file
 from oracleproto.errors import OracleprotoError
-
-#: Exit status for invalid input (mirrors ``cli.main.EXIT_INVALID``; nothing imports cli.main here).
-EXIT_INVALID = 2
 
 DB_HELP = "Path of a source SQLite DB, or the word 'demo' for the packaged demo dataset."
 

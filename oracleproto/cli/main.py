@@ -11,10 +11,8 @@ import sys
 import click
 
 from oracleproto._version import __version__
+from oracleproto.cli.exits import EXIT_INVALID
 from oracleproto.errors import OracleprotoError
-
-#: Exit status for invalid input (bad dataset, bad settings, failed verification).
-EXIT_INVALID = 2
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -6,6 +6,7 @@ import asyncio
 import secrets
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -15,20 +16,19 @@ from oracleproto.analysis.postrun import write_run_analysis as analysis_pass
 from oracleproto.analysis.tables import render_markdown
 from oracleproto.audit import RefreshOptions, parse_selector
 from oracleproto.cli.audit import refresh_target, run_refresh, select_option
+from oracleproto.cli.exits import EXIT_AUTH, EXIT_FAILED, EXIT_INTERRUPTED
 from oracleproto.clock import SystemClock
 from oracleproto.dataset.demo import demo_db_path
 from oracleproto.errors import AuthError
 from oracleproto.runner.execute import RunOptions, RunSummary, execute_run
 from oracleproto.runner.replay import ReplayReport, replay_run
 from oracleproto.settings import CacheMode, Settings, load_settings
-from oracleproto.store import RunDir
+from oracleproto.store import RunDir, new_run_id
 from oracleproto.store.naming import RandomBits
 
 MAIN_TABLES = ("table3_overall", "table4_buckets", "table5_consistency")
-#: Exit status when the run was aborted by an authentication failure (resumable).
-EXIT_AUTH = 3
 #: Exit status when a replay did not reproduce the recording.
-EXIT_MISMATCH = 1
+EXIT_MISMATCH = EXIT_FAILED
 
 
 def write_run_analysis(run: RunDir, settings: Settings) -> None:
@@ -38,11 +38,21 @@ def write_run_analysis(run: RunDir, settings: Settings) -> None:
 
 def execute_and_report(options: RunOptions, rand: RandomBits) -> None:
     """Run ``options``; print the summary, the main tables and the run directory (exit 3 on 401)."""
+    clock = SystemClock()
+    # Drawn here rather than in the runner so an interrupted run can be named in the message.
+    run_id = options.run_id or new_run_id(clock, rand)
     try:
-        summary = asyncio.run(execute_run(options, clock=SystemClock(), rand=rand))
+        summary = asyncio.run(execute_run(replace(options, run_id=run_id), clock=clock, rand=rand))
     except AuthError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_AUTH)
+    except KeyboardInterrupt:
+        click.echo(
+            f"interrupted: run {run_id} stopped and is resumable: rerun with --run-id {run_id} "
+            "(finished samples are kept)",
+            err=True,
+        )
+        sys.exit(EXIT_INTERRUPTED)
     _report_summary(summary)
     if options.after is not None:
         _print_tables(summary.run)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from oracleproto.cli.exits import EXIT_FAILED
 from oracleproto.settings import load_settings
 from oracleproto.store import RunDir
 from oracleproto.verify.attest import write_attestation
@@ -14,9 +15,6 @@ from oracleproto.verify.bundle import export_bundle, import_bundle
 from oracleproto.verify.demo import find_demo_run, record_demo
 from oracleproto.verify.findings import VerifyReport
 from oracleproto.verify.run import verify_path
-
-#: Exit status when verification found a difference.
-EXIT_FAILED = 1
 
 
 def _stage(name: str) -> None:

@@ -176,6 +176,41 @@ def _cell_prompts(cell: CellPlan, identity: RunIdentity, settings: Settings) -> 
     }
 
 
+def _session_manifest(
+    options: RunOptions,
+    *,
+    run_id: str,
+    identity: RunIdentity,
+    plan: RunPlan,
+    existing: Manifest | None,
+    cassettes_mode: CacheMode,
+    clock: Clock,
+) -> tuple[Manifest, datetime]:
+    """The manifest this session writes (checked against an existing one), and the run's start time."""
+    recorded = options.recorded
+    if recorded is not None:
+        started_at = recorded.started_at
+    elif existing is not None:
+        started_at = parse_timestamp(existing.started_at)
+    else:
+        started_at = clock.now()
+    manifest = build_manifest(
+        run_id,
+        identity,
+        plan,
+        options.settings,
+        started_at=started_at,
+        finished_at=None,
+        cassettes=CassettesInfo(dir=CASSETTES_DIR_NAME, root_digest=None, mode=cassettes_mode),
+    )
+    refresh = options.refresh if recorded is None else recorded.refresh
+    if refresh is not None:
+        manifest = manifest.model_copy(update={"refresh": refresh})
+    if existing is not None:
+        _check_resumable(existing, manifest)
+    return manifest, started_at
+
+
 async def execute_run(options: RunOptions, *, clock: Clock, rand: RandomBits) -> RunSummary:
     """Run (or resume, or replay) one run; returns what it did. Raises ``AuthError`` on 401/403."""
     settings = options.settings
@@ -200,27 +235,16 @@ async def execute_run(options: RunOptions, *, clock: Clock, rand: RandomBits) ->
     run_id = options.run_id or new_run_id(clock, rand)
     run = RunDir.create(options.runs_root, run_id)
     existing = run.load_manifest() if run.manifest_path.is_file() else None
-    if recorded is not None:
-        started_at = recorded.started_at
-    elif existing is not None:
-        started_at = parse_timestamp(existing.started_at)
-    else:
-        started_at = clock.now()
     cassettes_mode: CacheMode = recorded.cassettes_mode if recorded else options.mode
-    manifest = build_manifest(
-        run_id,
-        identity,
-        plan,
-        settings,
-        started_at=started_at,
-        finished_at=None,
-        cassettes=CassettesInfo(dir=CASSETTES_DIR_NAME, root_digest=None, mode=cassettes_mode),
+    manifest, started_at = _session_manifest(
+        options,
+        run_id=run_id,
+        identity=identity,
+        plan=plan,
+        existing=existing,
+        cassettes_mode=cassettes_mode,
+        clock=clock,
     )
-    refresh = options.refresh if recorded is None else recorded.refresh
-    if refresh is not None:
-        manifest = manifest.model_copy(update={"refresh": refresh})
-    if existing is not None:
-        _check_resumable(existing, manifest)
     run.write_manifest(manifest)
 
     log = RunLog(run.log_path, clock)
@@ -262,6 +286,11 @@ async def execute_run(options: RunOptions, *, clock: Clock, rand: RandomBits) ->
         finished_at = recorded.finished_at if recorded and recorded.finished_at else clock.now()
         for store in stores.values():
             store.finish(finished_at)
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        # Ctrl-C: every finished sample is committed and the journal holds every entry.
+        log.event("run_aborted", reason="interrupted", message="interrupted by the user")
+        log.close()
+        raise
     finally:
         for store in stores.values():
             store.close()

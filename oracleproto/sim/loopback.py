@@ -7,12 +7,14 @@ real sockets on loopback: clients exercise their real httpx code paths.
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,12 @@ class _Server(ThreadingHTTPServer):
     def __init__(self, handler: Handler, port: int = 0) -> None:
         super().__init__(("127.0.0.1", port), _RequestHandler)
         self.handler = handler
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hung up (timeout, cancelled run, Ctrl-C) is normal; anything else is printed."""
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
 
 
 class LoopbackServer:

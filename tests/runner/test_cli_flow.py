@@ -6,6 +6,7 @@ import asyncio
 import json
 import random
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -267,3 +268,44 @@ def done_slots(run_dir: Path) -> dict[Any, dict[str, Any]]:
     except (sqlite3.OperationalError, OracleprotoError):
         return {}
     return {k: c for k, c in slots.items() if c["created_at"] is not None and c["error"] is None}
+
+
+def test_ctrl_c_stops_the_run_resumably_and_the_rerun_completes_it(tmp_path: Path) -> None:
+    # The child restores Python's SIGINT handler: a test runner started in the background
+    # inherits SIGINT ignored, and the child would inherit that too.
+    entry = (
+        "import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+        "from oracleproto.cli.main import main; main()"
+    )
+    args = ["sim", "run", "--runs-root", str(tmp_path), "--models", "1", "--samples", "2", "--no-detector"]
+    args += ["--no-report", "--no-progress", "--latency-ms", "50"]
+    proc = subprocess.Popen(  # no --run-id: the message must name the id the run drew
+        [sys.executable, "-c", entry, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not any(done_slots(run) for run in tmp_path.glob("2*")):
+            assert proc.poll() is None, proc.communicate()[1]
+            assert time.monotonic() < deadline, "the run did not start"
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    (run_dir,) = tmp_path.glob("2*")
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines()[-1] == (
+        f"interrupted: run {run_dir.name} stopped and is resumable: rerun with --run-id {run_dir.name} "
+        "(finished samples are kept)"
+    )
+    assert "Traceback" not in err
+    log = (run_dir / "logs" / f"{run_dir.name}.log").read_text(encoding="utf-8")
+    assert '"reason": "interrupted"' in log
+    kept = done_slots(run_dir)
+    assert 0 < len(kept) < 32
+    code, _, err = invoke(*args, "--run-id", run_dir.name)
+    assert code == 0, err
+    after = read_slots(run_dir)
+    assert {slot: after[slot] for slot in kept} == kept
+    assert all(c["created_at"] is not None and c["error"] is None for c in after.values())
