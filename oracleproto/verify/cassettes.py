@@ -60,14 +60,21 @@ def check_cassettes(run_root: Path, cassette_dir: Path, manifest: Manifest) -> l
             failed(
                 "cassettes journal",
                 f"{journal.relative_to(run_root)} holds uncompacted entries ({', '.join(leftovers)}); "
-                "the recording did not close cleanly — run `oracleproto cassettes` compaction or re-record",
+                f"the recording did not close cleanly — resume it (`oracleproto run --run-id "
+                f"{manifest.run_id}`), which folds the journal into the cassettes",
             )
         )
     recorded = manifest.cassettes.root_digest
     if not complete:
         checks.append(skipped("cassettes root digest", "not computed: a cassette file failed above"))
     elif recorded is None:
-        checks.append(failed("cassettes root digest", "manifest.json cassettes.root_digest is null"))
+        why = (
+            f"the run has not finished (finished_at is null): resume it with `oracleproto run --run-id "
+            f"{manifest.run_id}` and verify the finished run"
+            if manifest.finished_at is None
+            else "manifest.json cassettes.root_digest is null"
+        )
+        checks.append(failed("cassettes root digest", why))
     else:
         actual = merkle_root(digests)
         if actual == recorded:

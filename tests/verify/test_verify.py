@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
@@ -115,3 +116,20 @@ def test_damaged_attestation_is_reported_as_such(demo_copy: Path) -> None:
     path.write_bytes(bytes(data))
     report = verify_run(demo_copy)
     assert "self_digest does not match" in _failure(report, "attestation.json")
+
+
+def test_an_unfinished_run_is_told_to_resume(demo_copy: Path) -> None:
+    manifest = demo_copy / "manifest.json"
+    data = json.loads(manifest.read_text(encoding="utf-8"))
+    data["finished_at"] = None
+    data["cassettes"]["root_digest"] = None
+    manifest.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    journal = demo_copy / "cassettes" / ".journal"
+    journal.mkdir(exist_ok=True)
+    (journal / "1234-abcd.jsonl").write_text('{"key": "x"}\n', encoding="utf-8")
+    report = verify_run(demo_copy)
+    run_id = demo_copy.name
+    assert f"has not finished (finished_at is null): resume it with `oracleproto run --run-id {run_id}`" in (
+        _failure(report, "cassettes root digest")
+    )
+    assert f"resume it (`oracleproto run --run-id {run_id}`)" in _failure(report, "cassettes journal")
