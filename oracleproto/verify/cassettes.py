@@ -60,8 +60,8 @@ def check_cassettes(run_root: Path, cassette_dir: Path, manifest: Manifest) -> l
             failed(
                 "cassettes journal",
                 f"{journal.relative_to(run_root)} holds uncompacted entries ({', '.join(leftovers)}); "
-                f"the recording did not close cleanly — resume it (`oracleproto run --run-id "
-                f"{manifest.run_id}`), which folds the journal into the cassettes",
+                "the recording did not close cleanly — resume it (rerun the command that recorded it "
+                f"with `--run-id {manifest.run_id}`), which folds the journal into the cassettes",
             )
         )
     recorded = manifest.cassettes.root_digest
@@ -69,8 +69,8 @@ def check_cassettes(run_root: Path, cassette_dir: Path, manifest: Manifest) -> l
         checks.append(skipped("cassettes root digest", "not computed: a cassette file failed above"))
     elif recorded is None:
         why = (
-            f"the run has not finished (finished_at is null): resume it with `oracleproto run --run-id "
-            f"{manifest.run_id}` and verify the finished run"
+            "the run has not finished (finished_at is null): resume it (rerun the command that "
+            f"recorded it with `--run-id {manifest.run_id}`) and verify the finished run"
             if manifest.finished_at is None
             else "manifest.json cassettes.root_digest is null"
         )

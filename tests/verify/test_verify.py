@@ -129,7 +129,6 @@ def test_an_unfinished_run_is_told_to_resume(demo_copy: Path) -> None:
     (journal / "1234-abcd.jsonl").write_text('{"key": "x"}\n', encoding="utf-8")
     report = verify_run(demo_copy)
     run_id = demo_copy.name
-    assert f"has not finished (finished_at is null): resume it with `oracleproto run --run-id {run_id}`" in (
-        _failure(report, "cassettes root digest")
-    )
-    assert f"resume it (`oracleproto run --run-id {run_id}`)" in _failure(report, "cassettes journal")
+    resume = f"resume it (rerun the command that recorded it with `--run-id {run_id}`)"
+    assert f"has not finished (finished_at is null): {resume}" in _failure(report, "cassettes root digest")
+    assert resume in _failure(report, "cassettes journal")
