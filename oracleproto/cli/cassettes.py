@@ -10,7 +10,7 @@ import click
 from oracleproto.errors import TransportError
 from oracleproto.transport.diff import stored_request
 from oracleproto.transport.layout import resolve_cassette_dir
-from oracleproto.transport.stats import cassette_stats
+from oracleproto.transport.stats import cassette_stats, savings_text
 from oracleproto.transport.store import CassetteStore, rebuild_index
 
 _PATH = click.Path(exists=True, file_okay=False, path_type=Path)
@@ -88,9 +88,12 @@ def stats_cmd(path: Path, samples: int | None) -> None:
         line = f"{name}: {ch.entries} entries (distinct keys), {ch.requests} requests"
         if name != "llm":
             line += f", dedup ratio {ch.dedup_ratio:.2f}"
-        if ch.prompt_tokens or ch.completion_tokens or ch.cost:
-            line += f", tokens {ch.prompt_tokens}+{ch.completion_tokens}, cost {ch.cost:.6f}"
+        if ch.prompt_tokens or ch.completion_tokens:
+            line += f", tokens {ch.prompt_tokens}+{ch.completion_tokens}"
+        if ch.costed:
+            line += f", cost {ch.cost:.6f} USD ({ch.costed} of {ch.entries} report it)"
         click.echo(line)
+    click.echo(savings_text(stats))
     if n is None:
         click.echo("sample-collapse check: skipped (pass --samples or a run dir with manifest.json)")
     elif stats.collapse_violations:

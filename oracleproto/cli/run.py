@@ -25,6 +25,7 @@ from oracleproto.runner.replay import ReplayReport, replay_run
 from oracleproto.settings import CacheMode, Settings, load_settings
 from oracleproto.store import RunDir, new_run_id
 from oracleproto.store.naming import RandomBits
+from oracleproto.transport.stats import cassette_stats, savings_text
 
 MAIN_TABLES = ("table3_overall", "table4_buckets", "table5_consistency")
 #: Exit status when a replay did not reproduce the recording.
@@ -147,6 +148,16 @@ def _report_summary(summary: RunSummary) -> None:
         f"{summary.slots_run} run now; call errors: {errors}",
         err=True,
     )
+    if summary.traffic:
+        click.echo(traffic_text(summary.traffic), err=True)
+
+
+def traffic_text(traffic: dict[str, dict[str, int]]) -> str:
+    """One line: this session's requests per channel, and how many came from cassettes vs live."""
+    total = sum(t["requests"] for t in traffic.values())
+    cached = sum(t["from_cassette"] for t in traffic.values())
+    per = ", ".join(f"{name} {t['requests']}" for name, t in sorted(traffic.items())) or "none"
+    return f"requests this session: {total} ({per}); {cached} served from cassettes, {total - cached} live"
 
 
 @click.command("replay")
@@ -206,3 +217,5 @@ def _print_verdict(report: ReplayReport) -> None:
     verdict = "reproduced byte for byte" if report.ok else "did NOT reproduce"
     click.echo(f"replay of {report.original} {verdict} ({matched}/{len(report.checks)} checks match)")
     click.echo(f"replayed run: {report.replayed}")
+    click.echo(traffic_text(report.summary.traffic))
+    click.echo(savings_text(cassette_stats(RunDir.open(report.replayed).cassettes_dir)))

@@ -98,6 +98,8 @@ class RunSummary:
     slots_done_before: int
     slots_run: int
     errors: dict[str, int] = field(default_factory=dict)
+    #: Per channel, this session's requests and how they were served (``RecordReplay.session_stats``).
+    traffic: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
 def build_manifest(
@@ -459,6 +461,7 @@ async def _run_jobs(
         await channels.aclose()
         # aclose, not close: in record mode the cache owns the live async transport and its sockets.
         await cache.aclose()
+        summary.traffic = cache.session_stats()
     if isinstance(failure, AuthError):
         log.event("run_aborted", reason="auth", message=str(failure))
         raise AuthError(

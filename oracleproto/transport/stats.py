@@ -22,6 +22,8 @@ class ChannelStats:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost: float = 0.0
+    #: Entries whose response reports ``usage.cost`` (OpenRouter does; most providers do not).
+    costed: int = 0
 
     @property
     def dedup_ratio(self) -> float:
@@ -38,6 +40,20 @@ class CassetteStats:
     root_digest: str
     channels: dict[str, ChannelStats] = field(default_factory=dict)
     collapse_violations: list[str] = field(default_factory=list)
+
+
+def savings_text(stats: CassetteStats) -> str:
+    """What replaying this cassette set saves: the live calls, tokens and reported cost it recorded."""
+    calls = sum(ch.entries for ch in stats.channels.values())
+    tokens = sum(ch.prompt_tokens + ch.completion_tokens for ch in stats.channels.values())
+    costed = sum(ch.costed for ch in stats.channels.values())
+    text = f"a replay makes none of its {calls} recorded provider calls ({tokens} tokens)"
+    if costed:
+        cost = sum(ch.cost for ch in stats.channels.values())
+        text += f"; recorded cost {cost:.6f} USD ({costed} of {calls} calls report usage.cost)"
+    else:
+        text += "; no call reports usage.cost (price it with `oracleproto report --prices`)"
+    return text
 
 
 def _usage(body: bytes) -> dict[str, Any]:
@@ -86,7 +102,9 @@ def cassette_stats(cassette_dir: Path, n_samples: int | None = None) -> Cassette
         usage = _usage(e.body)
         ch.prompt_tokens += int(usage.get("prompt_tokens") or 0)
         ch.completion_tokens += int(usage.get("completion_tokens") or 0)
-        ch.cost += float(usage.get("cost") or 0.0)
+        if isinstance(usage.get("cost"), int | float):
+            ch.cost += float(usage["cost"])
+            ch.costed += 1
     if n_samples is not None:
         out.collapse_violations = collapse_violations(entries, n_samples)
     return out

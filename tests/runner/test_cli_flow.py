@@ -57,6 +57,8 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     code, out, err = invoke("sim", "run", "--runs-root", root, "--run-id", RUN_ID, *SMALL)
     assert code == 0, err
     assert out.strip().endswith(str(root / RUN_ID))
+    traffic = next(line for line in err.splitlines() if line.startswith("requests this session: "))
+    assert traffic.endswith(" live") and " 0 live" not in traffic  # a fresh recording goes live
     return root / RUN_ID
 
 
@@ -65,6 +67,12 @@ def test_replay_prints_the_verdict_and_exits_0(recorded: Path, tmp_path: Path) -
     assert code == 0
     assert "reproduced byte for byte (2/2 checks match)" in out
     assert "db/sim__careful__r5__c4.db" in out and "DIFFERS" not in out
+    lines = out.splitlines()
+    traffic = next(line for line in lines if line.startswith("requests this session: "))
+    total = int(traffic.split()[3])
+    assert total > 0 and traffic.endswith(f"; {total} served from cassettes, 0 live")
+    saved = next(line for line in lines if line.startswith("a replay makes none of its "))
+    assert "no call reports usage.cost (price it with `oracleproto report --prices`)" in saved
 
 
 def test_replay_of_a_tampered_run_exits_1_and_names_the_file(recorded: Path, tmp_path: Path) -> None:

@@ -41,7 +41,14 @@ async def test_stats_reports_channels_dedup_cost_and_collapse(tmp_path: Path) ->
     await _record_run(tmp_path, 3)
     result = CliRunner().invoke(cli, ["cassettes", "stats", str(tmp_path)])
     assert result.exit_code == 0, result.output
-    assert "llm: 6 entries (distinct keys), 6 requests, tokens 600+30, cost 1.500000" in result.output
+    assert (
+        "llm: 6 entries (distinct keys), 6 requests, tokens 600+30, cost 1.500000 USD (6 of 6 report it)"
+        in (result.output)
+    )
+    assert (
+        "a replay makes none of its 8 recorded provider calls (630 tokens); recorded cost 1.500000 USD"
+        in (result.output)
+    )
     assert "search: 2 entries (distinct keys), 6 requests, dedup ratio 3.00" in result.output
     assert "sample-collapse check: ok (3 distinct keys per model × question)" in result.output
 
