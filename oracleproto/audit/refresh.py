@@ -72,6 +72,11 @@ def _copy_cassettes(source: Path, runs_root: Path, run_id: str) -> None:
         raise
 
 
+def resume_arguments(old_run_id: str, selection: list[str], run_id: str) -> str:
+    """The command-line arguments that resume refresh ``run_id`` of ``old_run_id``."""
+    return " ".join(["--refresh", old_run_id, *(f"--select {c}" for c in selection), "--run-id", run_id])
+
+
 def _resume_info(target: Path, old: RunDir, selection: list[str]) -> RefreshInfo | None:
     """The refresh ``target`` was started as, when it is this refresh; else a specific error.
 
@@ -145,10 +150,9 @@ async def refresh_run(options: RefreshOptions, *, clock: Clock, rand: RandomBits
     except AuthError as exc:
         # The runner's hint names --run-id only; a refresh resumes through --refresh as well.
         shown = exc.detail.split("\nrun ", 1)[0]
-        again = " ".join(["--refresh", old.run_id, *(f"--select {c}" for c in selection)])
         raise AuthError(
             f"{shown}\nrefresh {run_id} of {old.run_id} stopped and is resumable: fix the key, then rerun "
-            f"with {again} --run-id {run_id} (finished samples are kept)",
+            f"with {resume_arguments(old.run_id, selection, run_id)} (finished samples are kept)",
             status_code=exc.status_code,
         ) from exc
     new = summary.run

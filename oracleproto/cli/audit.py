@@ -21,6 +21,7 @@ from oracleproto.audit import (
     split_ref,
     summary_lines,
 )
+from oracleproto.audit.refresh import resume_arguments
 from oracleproto.cli.exits import EXIT_AUTH, EXIT_FAILED, EXIT_INTERRUPTED
 from oracleproto.clock import Clock
 from oracleproto.errors import AuthError
@@ -83,10 +84,9 @@ def run_refresh(options: RefreshOptions, *, clock: Clock, rand: RandomBits) -> N
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_AUTH)
     except KeyboardInterrupt:
-        again = " ".join(f"--select {c}" for c in options.selector.describe())
+        again = resume_arguments(RunDir.open(options.old_run).run_id, options.selector.describe(), run_id)
         click.echo(
-            f"interrupted: refresh {run_id} stopped and is resumable: rerun with --refresh "
-            f"{RunDir.open(options.old_run).run_id} {again + ' ' if again else ''}--run-id {run_id} "
+            f"interrupted: refresh {run_id} stopped and is resumable: rerun with {again} "
             "(finished samples are kept)",
             err=True,
         )

@@ -140,14 +140,22 @@ def test_a_finished_refresh_rerun_changes_nothing(old: Path, unchanged: Scenario
 
 
 def _command(runs_root: Path) -> list[str]:
+    # The child restores Python's SIGINT handler (a backgrounded test runner passes SIGINT ignored).
+    entry = (
+        "import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+        "from oracleproto.cli.main import main; main()"
+    )
     return [
-        sys.executable, "-c", "from oracleproto.cli.main import main; main()",
+        sys.executable, "-c", entry,
         "sim", "run", "--models", "2", "--samples", "2", "--runs-root", str(runs_root), "--no-progress",
         "--refresh", ORIGINAL, "--run-id", RESUMED, "--latency-ms", "5",
     ]  # fmt: skip
 
 
-def test_kill_minus_nine_mid_refresh_then_rerun_completes_it(old: Path, unchanged: Scenario) -> None:
+@pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGINT], ids=["kill-9", "ctrl-c"])
+def test_a_refresh_stopped_mid_way_is_completed_by_the_same_command(
+    old: Path, unchanged: Scenario, stop: signal.Signals
+) -> None:
     new = old.parent / RESUMED
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(_command(old.parent), stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
@@ -155,12 +163,19 @@ def test_kill_minus_nine_mid_refresh_then_rerun_completes_it(old: Path, unchange
         give_up = time.monotonic() + DEADLINE_S
         while len(done_slots(new)) < 20:
             assert proc.poll() is None, proc.communicate()[1].decode()
-            assert time.monotonic() < give_up, "the refresh did not reach its kill point"
+            assert time.monotonic() < give_up, "the refresh did not reach its stop point"
             time.sleep(0.01)
-        proc.send_signal(signal.SIGKILL)
+        proc.send_signal(stop)
     finally:
-        proc.communicate(timeout=DEADLINE_S)
-    assert proc.returncode == -signal.SIGKILL
+        _, err = proc.communicate(timeout=DEADLINE_S)
+    if stop == signal.SIGKILL:
+        assert proc.returncode == -signal.SIGKILL
+    else:
+        assert proc.returncode == 130, err.decode()
+        assert err.decode().strip().splitlines()[-1] == (
+            f"interrupted: refresh {RESUMED} stopped and is resumable: rerun with --refresh {ORIGINAL} "
+            f"--run-id {RESUMED} (finished samples are kept)"
+        )
     kept = done_slots(new)
     assert 20 <= len(kept) < TOTAL_SLOTS
 
