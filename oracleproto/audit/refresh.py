@@ -118,6 +118,11 @@ async def refresh_run(options: RefreshOptions, *, clock: Clock, rand: RandomBits
             f"{old.manifest_path}: the run has no cassettes, so there is nothing to refresh against; "
             "record it with `oracleproto run --record` first"
         )
+    if manifest.finished_at is None:
+        raise StoreError(
+            f"{old.manifest_path}: run {old.run_id} has not finished (finished_at is null), so there is no "
+            f"complete recording to refresh; resume it first (rerun its command with --run-id {old.run_id})"
+        )
     options.selector.check_against(manifest.models, manifest.filters.question_ids)
     candidates = [p for p in (options.dataset, options.settings.run.source_db) if p is not None]
     source = find_dataset(manifest.hashes.source_db, [*candidates, demo_db_path()])

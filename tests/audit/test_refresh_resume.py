@@ -187,3 +187,12 @@ def test_a_refresh_stopped_mid_way_is_completed_by_the_same_command(
     assert {slot: after[slot] for slot in kept} == kept
     assert list_generations(new / "cassettes") == [0, 1]
     assert semantic(new) == semantic(unchanged.result.new.root)
+
+
+def test_an_unfinished_run_is_not_refreshed(old: Path) -> None:
+    manifest = old / "manifest.json"
+    data = json.loads(manifest.read_text(encoding="utf-8"))
+    manifest.write_text(json.dumps({**data, "finished_at": None}), encoding="utf-8")
+    with pytest.raises(StoreError, match=f"run {ORIGINAL} has not finished .*--run-id {ORIGINAL}"):
+        refresh(old, RESUMED)
+    assert not (old.parent / RESUMED).exists()
