@@ -29,6 +29,7 @@ from oracleproto.settings import Settings
 from oracleproto.store import RefreshInfo, RunDir, new_run_id
 from oracleproto.store.manifest import MANIFEST_NAME
 from oracleproto.store.naming import RandomBits
+from oracleproto.store.rundir import ANALYSIS_DIR, CASSETTES_DIR, DB_DIR, LOGS_DIR, WRITER_LOCK
 from oracleproto.transport.layout import JOURNAL_DIR, LOCK_FILE, list_generations
 
 
@@ -65,7 +66,7 @@ def _copy_cassettes(source: Path, runs_root: Path, run_id: str) -> None:
     tmp = Path(tempfile.mkdtemp(prefix=f".{run_id}.refresh-tmp-", dir=runs_root))
     try:
         # A crash journal or a lock file belongs to a process of the old run, not to the copy.
-        shutil.copytree(source, tmp / "cassettes", ignore=shutil.ignore_patterns(JOURNAL_DIR, LOCK_FILE))
+        shutil.copytree(source, tmp / CASSETTES_DIR, ignore=shutil.ignore_patterns(JOURNAL_DIR, LOCK_FILE))
         tmp.rename(runs_root / run_id)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -77,6 +78,16 @@ def resume_arguments(old_run_id: str, selection: list[str], run_id: str) -> str:
     return " ".join(["--refresh", old_run_id, *(f"--select {c}" for c in selection), "--run-id", run_id])
 
 
+def _only_the_copy(target: Path) -> bool:
+    """True when ``target`` holds the cassette copy and at most the empty folders a run starts with."""
+    for child in target.iterdir():
+        if child.name in (CASSETTES_DIR, WRITER_LOCK):
+            continue
+        if child.name not in (DB_DIR, ANALYSIS_DIR, LOGS_DIR) or not child.is_dir() or any(child.iterdir()):
+            return False
+    return (target / CASSETTES_DIR).is_dir()
+
+
 def _resume_info(target: Path, old: RunDir, selection: list[str]) -> RefreshInfo | None:
     """The refresh ``target`` was started as, when it is this refresh; else a specific error.
 
@@ -85,7 +96,7 @@ def _resume_info(target: Path, old: RunDir, selection: list[str]) -> RefreshInfo
     """
     manifest_path = target / MANIFEST_NAME
     if not manifest_path.is_file():
-        if [p.name for p in target.iterdir()] == ["cassettes"]:
+        if _only_the_copy(target):
             return None
         raise StoreError(
             f"{target} already exists and is not a run directory; a refresh writes a new run — "

@@ -236,6 +236,17 @@ async def execute_run(options: RunOptions, *, clock: Clock, rand: RandomBits) ->
     )
     run_id = options.run_id or new_run_id(clock, rand)
     run = RunDir.create(options.runs_root, run_id)
+    with run.writer_lock():
+        return await _execute_locked(options, run, identity, plan, clock)
+
+
+async def _execute_locked(
+    options: RunOptions, run: RunDir, identity: RunIdentity, plan: RunPlan, clock: Clock
+) -> RunSummary:
+    """The run itself, under the run directory's writer lock."""
+    settings = options.settings
+    recorded = options.recorded
+    run_id = run.run_id
     existing = run.load_manifest() if run.manifest_path.is_file() else None
     cassettes_mode: CacheMode = recorded.cassettes_mode if recorded else options.mode
     manifest, started_at = _session_manifest(

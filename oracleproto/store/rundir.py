@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +21,8 @@ AUDIT_SUBDIR = "audit"
 LOGS_DIR = "logs"
 #: Our addition: the default cassette folder inside the run directory.
 CASSETTES_DIR = "cassettes"
+#: Our addition: held (fcntl) by the one process writing the run; not published (attestation, bundles).
+WRITER_LOCK = ".lock"
 
 
 @dataclass(frozen=True)
@@ -36,6 +42,37 @@ class RunDir:
         for sub in (run.db_dir, run.analysis_dir, run.logs_dir, run.cassettes_dir):
             sub.mkdir(parents=True, exist_ok=True)
         return run
+
+    @contextmanager
+    def writer_lock(self) -> Iterator[None]:
+        """Hold the run's writer lock: a second process writing the same run id is refused at once.
+
+        Two processes resuming one run would both redo the same pending slots. The lock is an
+        fcntl lock, so the kernel drops it when its holder dies (kill -9 included): a stale lock
+        file never blocks a resume.
+        """
+        path = self.root / WRITER_LOCK
+        handle = path.open("a+", encoding="utf-8")
+        try:
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                handle.seek(0)
+                holder = handle.read().strip() or "unknown"
+                raise StoreError(
+                    f"run {self.run_id} is being written by another process (pid {holder}, lock {path}); "
+                    "wait for it to finish or stop it, then rerun with the same --run-id"
+                ) from None
+            handle.seek(0)
+            handle.truncate()
+            handle.write(f"{os.getpid()}\n")
+            handle.flush()
+            try:
+                yield
+            finally:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        finally:
+            handle.close()
 
     @classmethod
     def open(cls, path: Path) -> RunDir:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import random
 import shutil
 import signal
@@ -28,6 +29,7 @@ from oracleproto.runner.execute import RunOptions, execute_run
 from oracleproto.sim.faults import FaultConfig
 from oracleproto.sim.harness import SIM_LLM_KEY, SIM_MODELS, SimRunSpec, simulated_settings
 from oracleproto.sim.server import SimConfig, Simulator
+from oracleproto.store import RunDir
 from tests.runner.conftest import read_slots
 
 RUN_ID = "20260102-030405-beef"
@@ -317,3 +319,14 @@ def test_ctrl_c_stops_the_run_resumably_and_the_rerun_completes_it(tmp_path: Pat
     after = read_slots(run_dir)
     assert {slot: after[slot] for slot in kept} == kept
     assert all(c["created_at"] is not None and c["error"] is None for c in after.values())
+
+
+def test_a_run_being_written_by_another_process_is_refused(tmp_path: Path) -> None:
+    run = RunDir.create(tmp_path, RUN_ID)
+    with run.writer_lock():
+        result = CliRunner().invoke(
+            cli, ["sim", "run", "--runs-root", str(tmp_path), "--run-id", RUN_ID, *SMALL]
+        )
+    assert result.exit_code != 0
+    assert f"run {RUN_ID} is being written by another process (pid {os.getpid()}" in str(result.exception)
+    assert not run.manifest_path.exists()  # refused before anything was written
