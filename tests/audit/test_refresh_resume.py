@@ -196,3 +196,15 @@ def test_an_unfinished_run_is_not_refreshed(old: Path) -> None:
     with pytest.raises(StoreError, match=f"run {ORIGINAL} has not finished .*--run-id {ORIGINAL}"):
         refresh(old, RESUMED)
     assert not (old.parent / RESUMED).exists()
+
+
+def test_a_refresh_stopped_before_its_manifest_starts_on_its_copy(old: Path) -> None:
+    target = old.parent / RESUMED
+    shutil.copytree(old / "cassettes", target / "cassettes")
+    for empty in ("db", "analysis", "logs"):
+        (target / empty).mkdir()
+    (target / ".lock").write_text("4242\n")
+    result = refresh(old, RESUMED)
+    assert result.summary.slots_done_before == 0
+    assert list_generations(target / "cassettes") == [0, 1]
+    assert zero_drift(result.audit)
