@@ -44,7 +44,8 @@ from oracleproto.store import (
     parse_timestamp,
 )
 from oracleproto.store.naming import RandomBits
-from oracleproto.transport import RecordReplay, RefreshPredicate
+from oracleproto.store.sample_entries import read_sample_keys, sample_entries_root
+from oracleproto.transport import CassetteStore, RecordReplay, RefreshPredicate
 
 CASSETTES_DIR_NAME = "cassettes"
 #: How often the cache rewrites its YAML cassettes during a run. Every entry is durable in the
@@ -283,7 +284,7 @@ async def _execute_locked(
             stores=stores,
         )
         summary.slots_done_before = sum(done.values())
-        cache_root = await _run_jobs(
+        recorded_entries = await _run_jobs(
             jobs=jobs,
             options=options,
             identity=identity,
@@ -307,13 +308,21 @@ async def _execute_locked(
     finally:
         for store in stores.values():
             store.close()
-    if cache_root is None and any(run.cassettes_dir.iterdir()):
-        # Nothing ran in this session (a finished run re-entered): read the digest from disk.
-        cache_root = RecordReplay(run.cassettes_dir, clock=clock, mode="replay").root_digest()
+    if recorded_entries is None and any(run.cassettes_dir.iterdir()):
+        # Nothing ran in this session (a finished run re-entered): read the entries from disk.
+        recorded_entries = CassetteStore(run.cassettes_dir, writable=False)
+    cache_root = recorded_entries.root_digest() if recorded_entries is not None else None
+    sample_keys = read_sample_keys(run.model_db_paths(manifest))
+    samples_root = (
+        sample_entries_root(sample_keys, recorded_entries.get)
+        if sample_keys is not None and recorded_entries is not None
+        else None
+    )
     manifest = manifest.model_copy(
         update={
             "finished_at": format_timestamp(finished_at),
             "cassettes": CassettesInfo(dir=CASSETTES_DIR_NAME, root_digest=cache_root, mode=cassettes_mode),
+            "sample_entries_root": samples_root,
         }
     )
     run.write_manifest(manifest)
@@ -396,10 +405,10 @@ async def _run_jobs(
     log: RunLog,
     totals: dict[str, int],
     done: dict[str, int],
-) -> str | None:
+) -> CassetteStore | None:
     """Run the pending slots concurrently; the first AuthError cancels the rest.
 
-    Returns the cassette root digest (from the cache in memory: re-reading the YAML files would
+    Returns the cache's entries, for the root digests (in memory: re-reading the YAML files would
     cost seconds on a large run), or None when there was nothing to run.
     """
     if not jobs:
@@ -445,7 +454,8 @@ async def _run_jobs(
                 write_trace=settings.run.write_messages_trace,
                 belief=settings.react.belief_protocol,
             )
-        stores[slug].write_sample(question_id, sample, prompt, result)
+        used = cache.take_sample_keys(slug, question_id, sample)
+        stores[slug].write_sample(question_id, sample, prompt, result, entry_keys=used)
         summary.slots_run += 1
         if result.error:
             summary.errors[result.error] = summary.errors.get(result.error, 0) + 1
@@ -483,4 +493,4 @@ async def _run_jobs(
     if failure is not None:
         log.event("run_aborted", reason=type(failure).__name__, message=str(failure))
         raise failure
-    return cache.root_digest()
+    return cache.store

@@ -1,9 +1,9 @@
 """``manifest.json``: the run's reproducibility envelope (run-layout.md), typed and written atomically.
 
 Keys of the existing layout are required with their meaning unchanged; our additions
-(``cassettes``, ``oracleproto_version``, ``refresh``) are optional so manifests written by the earlier
-implementation load, and they are omitted on write when unset so such a manifest round-trips
-byte-identically. Unknown keys (added by later versions) are kept, not dropped.
+(``cassettes``, ``oracleproto_version``, ``refresh``, ``sample_entries_root``) are optional so
+manifests written by the earlier implementation load, and they are omitted on write when unset
+so such a manifest round-trips byte-identically. Unknown keys (added by later versions) are kept, not dropped.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ SCHEMA_VERSION = 5
 ANALYSIS_SCHEMA = "v4"
 MANIFEST_NAME = "manifest.json"
 #: Our additions to the layout: omitted on write when ``None``.
-_OPTIONAL_ADDITIONS = ("cassettes", "oracleproto_version", "refresh")
+_OPTIONAL_ADDITIONS = ("cassettes", "oracleproto_version", "refresh", "sample_entries_root")
 
 
 class _Strict(BaseModel):
@@ -112,6 +112,9 @@ class Manifest(BaseModel):
     cassettes: CassettesInfo | None = Field(default=None, description="Our addition.")
     oracleproto_version: str | None = Field(default=None, description="Our addition.")
     refresh: RefreshInfo | None = Field(default=None, description="Our addition, on refreshed runs.")
+    sample_entries_root: str | None = Field(
+        default=None, description="Our addition: Merkle root over the entries each stored sample used."
+    )
 
     @field_validator("run_id")
     @classmethod

@@ -18,6 +18,7 @@ from oracleproto.store.codec import SqlValue, decode_sample, encode_sample
 from oracleproto.store.naming import format_timestamp
 from oracleproto.store.run_meta import IDENTITY_FIELDS, RunMeta
 from oracleproto.store.schema import (
+    SAMPLE_ENTRIES_TABLE,
     apply_pragmas,
     init_schema,
     sample_column,
@@ -177,11 +178,13 @@ class ModelStore:
         result: SampleResult,
         *,
         overwrite: bool = False,
+        entry_keys: Sequence[str] | None = None,
     ) -> None:
         """Store one sample in its own transaction (a crash loses at most in-flight samples).
 
         Rewriting a slot that is already done under the resume rule is refused unless
-        ``overwrite``: it would mean a sample was run twice.
+        ``overwrite``: it would mean a sample was run twice. ``entry_keys`` (the cassette entries
+        the sample used) go to ``oracleproto_sample_entries`` in the same transaction.
         """
         if self.readonly:
             raise StoreError(f"{self.path}: opened read-only; use ModelStore.open to write")
@@ -197,18 +200,24 @@ class ModelStore:
             ).fetchone()
             if current is None:
                 self._insert_row(question_id, user_prompt, cols, values, where)
-                return
-            stored_prompt, created, error = current
-            if stored_prompt is not None and user_prompt is not None and stored_prompt != user_prompt:
-                raise StoreError(f"{where}: user prompt differs from the one stored for earlier samples")
-            if not overwrite and _is_done(created, error):
-                raise StoreError(f"{where}: slot is already done; pass overwrite=True to replace it")
-            assignments = ", ".join(f"{c} = ?" for c in cols)
-            self._conn.execute(
-                f"UPDATE run_results SET user_prompt = COALESCE(user_prompt, ?), {assignments} "
-                "WHERE question_id = ?",
-                (user_prompt, *values, question_id),
-            )
+            else:
+                stored_prompt, created, error = current
+                if stored_prompt is not None and user_prompt is not None and stored_prompt != user_prompt:
+                    raise StoreError(f"{where}: user prompt differs from the one stored for earlier samples")
+                if not overwrite and _is_done(created, error):
+                    raise StoreError(f"{where}: slot is already done; pass overwrite=True to replace it")
+                assignments = ", ".join(f"{c} = ?" for c in cols)
+                self._conn.execute(
+                    f"UPDATE run_results SET user_prompt = COALESCE(user_prompt, ?), {assignments} "
+                    "WHERE question_id = ?",
+                    (user_prompt, *values, question_id),
+                )
+            if entry_keys is not None:
+                self._conn.execute(
+                    f"INSERT OR REPLACE INTO {SAMPLE_ENTRIES_TABLE} (question_id, sample, entry_keys) "
+                    "VALUES (?, ?, ?)",
+                    (question_id, sample_index, json.dumps(sorted(set(entry_keys)))),
+                )
 
     def _insert_row(
         self,
@@ -269,6 +278,14 @@ class ModelStore:
                 rows = self._conn.execute(f"SELECT question_id, {created}, {error_sql} FROM run_results")
                 done.update((str(qid), i) for qid, c, e in rows if _is_done(c, e))
         return done
+
+    def sample_entry_keys(self) -> dict[Slot, list[str]] | None:
+        """Slot → the cassette entry keys it used; None when the DB predates this record."""
+        with self._lock:
+            if not table_columns(self._conn, SAMPLE_ENTRIES_TABLE):
+                return None
+            rows = self._conn.execute(f"SELECT question_id, sample, entry_keys FROM {SAMPLE_ENTRIES_TABLE}")
+            return {(str(q), int(i)): [str(k) for k in json.loads(keys)] for q, i, keys in rows}
 
     def done_detector_failures(self) -> set[str]:
         """The ``failed:<kind>`` detector verdicts that done samples recorded in their search calls."""

@@ -132,6 +132,15 @@ def tables(sampling_n: int) -> tuple[Table, ...]:
     )
 
 
+#: Our addition to the layout: which cassette entries each stored sample used (sorted entry keys,
+#: search and detector included). Readers of the existing layout ignore it; older DBs lack it.
+SAMPLE_ENTRIES_TABLE = "oracleproto_sample_entries"
+SAMPLE_ENTRIES_SQL = (
+    f"CREATE TABLE IF NOT EXISTS {SAMPLE_ENTRIES_TABLE} (question_id TEXT NOT NULL REFERENCES "
+    "questions(id), sample INTEGER NOT NULL, entry_keys TEXT NOT NULL, PRIMARY KEY (question_id, sample))"
+)
+
+
 @dataclass(frozen=True)
 class Migration:
     """A numbered schema step; ``apply`` runs after the column-completion pass."""
@@ -225,6 +234,7 @@ def init_schema(conn: sqlite3.Connection, sampling_n: int, applied_at: str, wher
                 conn.execute(table.create_sql())
         for table_name, column, sql_type in missing:
             conn.execute(f"ALTER TABLE {table_name} ADD COLUMN {column} {sql_type}")
+        conn.execute(SAMPLE_ENTRIES_SQL)
         for migration in MIGRATIONS:
             if migration.version > version:
                 migration.apply(conn)

@@ -157,6 +157,8 @@ class RecordReplay:
         self._open_calls: dict[str, tuple[LogicalCall, asyncio.Event]] = {}
         self.counts: Counter[str] = Counter()
         self._keys_used: dict[str, set[str]] = {}
+        #: (model, question id, sample) → keys of every entry that sample's requests used.
+        self._sample_keys: dict[tuple[str, str, int], set[str]] = {}
         self._should_refresh = should_refresh
         self._detector_auth_unused = detector_auth_unused
         # Keys whose entry in the write generation is a carried-over copy, not a live recording.
@@ -208,6 +210,15 @@ class RecordReplay:
                     "distinct_keys": len(keys),
                 }
             return out
+
+    def take_sample_keys(self, model: str, question_id: str, sample: int) -> list[str]:
+        """Sorted keys of the entries one sample used (search and detector included); forgets them.
+
+        Taken when the sample is stored, so a sample redone in a later session reports what its
+        final trajectory used, never a mix with an interrupted attempt.
+        """
+        with self._lock:
+            return sorted(self._sample_keys.pop((model, question_id, sample), ()))
 
     def flush(self) -> None:
         """Write pending entries to the cassette files now."""
@@ -268,6 +279,9 @@ class RecordReplay:
             self.counts[f"{prep.channel}:{what}"] += 1
             if what == "requests":
                 self._keys_used.setdefault(prep.channel, set()).add(prep.key)
+                if prep.ctx is not None:
+                    slot = (str(prep.ctx["model"]), str(prep.ctx["question_id"]), int(prep.ctx["sample"]))
+                    self._sample_keys.setdefault(slot, set()).add(prep.key)
 
     def _lookup(self, prep: _Prepared) -> Entry | None:
         """The entry that should serve this attempt, or None to go live."""

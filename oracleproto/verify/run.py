@@ -15,6 +15,7 @@ from oracleproto.verify.cassettes import check_cassettes
 from oracleproto.verify.chain import check_database, check_dataset, check_snapshots_agree, find_dataset
 from oracleproto.verify.findings import VerifyReport, byte_location, failed, passed, skipped
 from oracleproto.verify.regen import check_analysis
+from oracleproto.verify.samples import check_sample_entries
 
 Progress = Callable[[str], None]
 
@@ -88,6 +89,7 @@ def verify_run(
             metas[f"db/{path.name}"] = meta
     if len(metas) != len(db_paths) or not metas:
         return report
+    report.checks.append(check_sample_entries(manifest, db_paths, run.cassette_path(manifest)))
     report.checks.append(check_snapshots_agree(metas))
     progress("dataset hash chain")
     candidates = [dataset] if dataset is not None else [*extra_datasets, demo_db_path()]

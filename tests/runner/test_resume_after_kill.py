@@ -26,6 +26,7 @@ from oracleproto.clock import FakeClock
 from oracleproto.errors import StoreError
 from oracleproto.runner.replay import replay_run
 from oracleproto.store import RunDir
+from oracleproto.store.sample_entries import read_sample_keys
 
 RUN_ID = "20260101-000000-abcd"
 #: One model, n = 2, no detector: small enough to stay fast (the detector path is covered elsewhere).
@@ -217,13 +218,21 @@ def test_samples_done_before_the_kill_are_kept_untouched(
 def test_manifest_is_finished_after_resume(runs: tuple[Path, list[Scenario]]) -> None:
     baseline_dir, scenarios = runs
     reference = json.loads((baseline_dir / "manifest.json").read_text(encoding="utf-8"))
-    volatile = {"started_at", "finished_at", "cassettes"}
+    # Digests over entries hold recording times, so they differ run to run; the keys do not.
+    volatile = {"started_at", "finished_at", "cassettes", "sample_entries_root"}
+    base = RunDir.open(baseline_dir)
+    reference_keys = read_sample_keys(base.model_db_paths(base.load_manifest()))
+    assert reference_keys is not None and len(reference_keys) == 32
     for scenario in scenarios:
         manifest = json.loads((scenario.run_root / "manifest.json").read_text(encoding="utf-8"))
         assert manifest["finished_at"] is not None
+        assert manifest["sample_entries_root"]
         assert {k: v for k, v in manifest.items() if k not in volatile} == {
             k: v for k, v in reference.items() if k not in volatile
         }
+        run = RunDir.open(scenario.run_root)
+        # Every sample used exactly the entries it used in the uninterrupted run.
+        assert read_sample_keys(run.model_db_paths(run.load_manifest())) == reference_keys, scenario.kill_at
 
 
 async def test_a_killed_and_resumed_recording_replays_byte_identically(

@@ -132,3 +132,25 @@ def test_an_unfinished_run_is_told_to_resume(demo_copy: Path) -> None:
     resume = f"resume it (rerun the command that recorded it with `--run-id {run_id}`)"
     assert f"has not finished (finished_at is null): {resume}" in _failure(report, "cassettes root digest")
     assert resume in _failure(report, "cassettes journal")
+
+
+def test_a_sample_bound_to_other_entries_is_caught(demo_copy: Path) -> None:
+    db = sorted((demo_copy / "db").glob("*.db"))[0]
+    conn = sqlite3.connect(db)
+    qid, sample, keys = conn.execute(
+        "SELECT question_id, sample, entry_keys FROM oracleproto_sample_entries ORDER BY question_id LIMIT 1"
+    ).fetchone()
+    conn.execute(
+        "UPDATE oracleproto_sample_entries SET entry_keys = ? WHERE question_id = ? AND sample = ?",
+        (json.dumps(json.loads(keys)[1:]), qid, sample),
+    )
+    conn.commit()
+    conn.close()
+    report = verify_run(demo_copy)
+    assert "the samples in db/ and the entries in cassettes/ give" in _failure(report, "sample entries root")
+
+
+def test_the_committed_demo_binds_every_sample_to_its_entries(demo_run: Path) -> None:
+    report = verify_run(demo_run)
+    (check,) = [c for c in report.checks if c.what == "sample entries root"]
+    assert check.status == "pass" and "each bound to the entries it used" in check.detail

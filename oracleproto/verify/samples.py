@@ -1,0 +1,40 @@
+"""Check the per-sample attestation: the manifest's ``sample_entries_root`` against db/ and cassettes/."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from oracleproto.errors import OracleprotoError
+from oracleproto.store import Manifest
+from oracleproto.store.sample_entries import read_sample_keys, sample_entries_root
+from oracleproto.transport.store import CassetteStore
+from oracleproto.verify.findings import Check, failed, passed, skipped
+
+WHAT = "sample entries root"
+
+
+def check_sample_entries(manifest: Manifest, db_paths: Mapping[str, Path], cassette_dir: Path) -> Check:
+    """Recompute the Merkle root over the entries each stored sample used and compare it."""
+    recorded = manifest.sample_entries_root
+    try:
+        keys = read_sample_keys(db_paths)
+    except OracleprotoError as exc:
+        return failed(WHAT, f"the per-sample entry records could not be read: {exc}")
+    if recorded is None:
+        if keys:
+            return failed(WHAT, "db/ records the entries each sample used; manifest.json has no root")
+        return skipped(WHAT, "the run predates per-sample entry records (or was not recorded by oracleproto)")
+    if keys is None:
+        return failed(WHAT, "manifest.json has a sample_entries_root; a DB has no oracleproto_sample_entries")
+    try:
+        actual = sample_entries_root(keys, CassetteStore(cassette_dir, writable=False).get)
+    except OracleprotoError as exc:
+        return failed(WHAT, str(exc))
+    if actual == recorded:
+        return passed(WHAT, f"{len(keys)} samples, each bound to the entries it used")
+    return failed(
+        WHAT,
+        f"manifest.json sample_entries_root is {recorded[:16]}…, the samples in db/ and the entries in "
+        f"cassettes/ give {actual[:16]}…: an entry a sample used, or a sample's entry list, was changed",
+    )
