@@ -46,6 +46,7 @@ from oracleproto.store import (
 from oracleproto.store.naming import RandomBits
 from oracleproto.store.sample_entries import read_sample_keys, sample_entries_root
 from oracleproto.transport import CassetteStore, RecordReplay, RefreshPredicate
+from oracleproto.transport.recorder import UsedByDone
 
 CASSETTES_DIR_NAME = "cassettes"
 #: How often the cache rewrites its YAML cassettes during a run. Every entry is durable in the
@@ -336,6 +337,30 @@ async def _execute_locked(
 Job = tuple[CellPlan, str, int, str]
 
 
+def entries_used_by_done(stores: dict[str, ModelStore]) -> UsedByDone | None:
+    """Which entries samples done in earlier sessions used (for re-sending shared auth failures).
+
+    Exact when every done sample has its entry record; otherwise the run-level fallback: when no
+    done sample recorded a ``failed:auth`` detector verdict, none used a detector auth failure.
+    None = unknown (the transport then keeps every shared failure).
+    """
+    used: set[str] = set()
+    complete = True
+    for store in stores.values():
+        records = store.sample_entry_keys()
+        done = store.done_slots()
+        if records is None or not done <= records.keys():
+            complete = False
+            break
+        used.update(k for slot in done for k in records[slot])
+    if complete:
+        return used.__contains__
+    failures = set().union(*(store.done_detector_failures() for store in stores.values()))
+    if "failed:auth" in failures:
+        return None
+    return lambda key: False
+
+
 def _prepare_stores(
     *,
     plan: RunPlan,
@@ -383,7 +408,8 @@ def _prepare_stores(
         for qp in cell.excluded:
             for sample in range(n):
                 if (qp.question.id, sample) not in finished:
-                    store.write_sample(qp.question.id, sample, None, SampleResult.skipped(started_at))
+                    skipped = SampleResult.skipped(started_at)
+                    store.write_sample(qp.question.id, sample, None, skipped, entry_keys=[])
         admitted_ids = [qp.question.id for qp in cell.admitted]
         for question_id, sample in store.pending_slots(admitted_ids, n):
             jobs.append((cell, question_id, sample, prompts[question_id]))
@@ -416,7 +442,6 @@ async def _run_jobs(
     live = options.mode != "replay"
     questions = {q.id: q for q in identity.questions}
     refresh_generation = options.refresh.generation if options.refresh and options.mode == "refresh" else None
-    detector_failures = set().union(*(store.done_detector_failures() for store in stores.values()))
     cache = RecordReplay(
         run.cassettes_dir,
         clock=clock,
@@ -425,7 +450,7 @@ async def _run_jobs(
         flush_every_s=COMPACT_EVERY_S,
         should_refresh=options.should_refresh,
         write_generation=refresh_generation,
-        detector_auth_unused="failed:auth" not in detector_failures,
+        used_by_done=entries_used_by_done(stores),
     )
     channels = open_channels(settings, cache, clock, live=live)
     in_flight = asyncio.Semaphore(max(1, settings.llm.max_concurrency * IN_FLIGHT_PER_LLM_SLOT))

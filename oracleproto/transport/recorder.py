@@ -59,6 +59,8 @@ Mode = Literal["replay", "record", "refresh"]
 MODES: tuple[Mode, ...] = ("replay", "record", "refresh")
 #: ``(channel, sample context or None) -> True`` when a refresh must re-record that call.
 RefreshPredicate = Callable[[Channel, dict[str, Any] | None], bool]
+#: ``entry key -> True`` when a sample finished in an earlier session used that entry.
+UsedByDone = Callable[[str], bool]
 
 
 class _Prepared:
@@ -87,15 +89,15 @@ class _Prepared:
 
 
 def _redo_on_resume(
-    prep: _Prepared, entry: Entry, *, write_generation: int, detector_auth_unused: bool
+    prep: _Prepared, entry: Entry, *, write_generation: int, used_by_done: UsedByDone | None
 ) -> bool:
     """An entry from an earlier session that a resumed run must call live again.
 
     A context-bound llm entry whose final outcome is a failure belongs to exactly one slot, which
     is being redone. A search entry that ended in 401/403 aborted the run (every Tavily key was
     rejected), so no finished sample used it. A detector 401/403 does not abort (paper Table 13:
-    a ``failed:auth`` verdict), so it is re-sent only when no finished sample of the run recorded
-    such a verdict (``detector_auth_unused``, worked out by the runner from the DBs) — typically
+    a ``failed:auth`` verdict), so it is re-sent only when no finished sample used it
+    (``used_by_done``, worked out by the runner from the DBs; None = unknown, keep it) — typically
     the key the LLM and the detector share was revoked and the run aborted on the LLM's 401.
     Other shared failures stay: a finished sample may have used them. Shared entries of an older
     generation belong to the refreshed run and are never re-sent.
@@ -105,7 +107,9 @@ def _redo_on_resume(
         return failed and prep.ctx is not None
     if entry.generation != write_generation or entry.status not in (401, 403):
         return False
-    return prep.channel == "search" or (prep.channel == "detector" and detector_auth_unused)
+    if prep.channel == "search":
+        return True
+    return prep.channel == "detector" and used_by_done is not None and not used_by_done(entry.key)
 
 
 def _refresh_generation(cassette_dir: Path, requested: int | None) -> int:
@@ -136,7 +140,7 @@ class RecordReplay:
         flush_every_s: float = 30.0,
         should_refresh: RefreshPredicate | None = None,
         write_generation: int | None = None,
-        detector_auth_unused: bool = False,
+        used_by_done: UsedByDone | None = None,
     ) -> None:
         if mode not in MODES:
             raise ConfigError(f"unknown record/replay mode {mode!r}; use one of {', '.join(MODES)}")
@@ -160,7 +164,7 @@ class RecordReplay:
         #: (model, question id, sample) → keys of every entry that sample's requests used.
         self._sample_keys: dict[tuple[str, str, int], set[str]] = {}
         self._should_refresh = should_refresh
-        self._detector_auth_unused = detector_auth_unused
+        self._used_by_done = used_by_done
         # Keys whose entry in the write generation is a carried-over copy, not a live recording.
         self._carried: set[str] = set()
         index = CacheIndex(cache_dir) if cache_dir is not None else None
@@ -298,7 +302,7 @@ class RecordReplay:
             prep,
             entry,
             write_generation=self.store.write_generation,
-            detector_auth_unused=self._detector_auth_unused,
+            used_by_done=self._used_by_done,
         )
         if entry is not None and redo and prep.key not in self._live_keys:
             # An llm call that failed in an earlier session belongs to exactly one slot, and that

@@ -136,9 +136,7 @@ async def test_recorded_auth_failure_goes_live_again_on_resume(tmp_path: Path) -
     assert isinstance(fixed, ChatResponse), "a resume with a fixed key must call live, not replay the 401"
 
 
-async def _judge_once(
-    cassettes: Path, mode: str, base: str, key: str, *, detector_auth_unused: bool, **cache_args: object
-) -> str:
+async def _judge_once(cassettes: Path, mode: str, base: str, key: str, **cache_args: object) -> str:
     """One detector verdict through a fresh cache; the verdict label."""
     from oracleproto.providers.types import SearchResult
 
@@ -146,46 +144,38 @@ async def _judge_once(
     llm = LLMSettings.from_values({"base_url": base + "/v1", "api_key": key})
     detector = DetectorSettings.from_values({"model": "sim/detector"})
     result = SearchResult("Eldoria rail strike", "https://example.org/a", "Talks resume.", None, "2026-03-01")
-    cache = RecordReplay(
-        cassettes,
-        clock=clock,
-        mode=mode,
-        detector_auth_unused=detector_auth_unused,
-        **cache_args,  # type: ignore[arg-type]
-    )
+    cache = RecordReplay(cassettes, clock=clock, mode=mode, **cache_args)  # type: ignore[arg-type]
     async with cache, httpx.AsyncClient(transport=cache.transport("detector")) as http:
         verdict = await LeakDetector(http, detector, llm, clock).judge(result, date(2026, 3, 10))
     return verdict.label
 
 
-async def test_recorded_detector_auth_failure_is_resent_only_when_no_finished_sample_used_one(
+def _never_used(key: str) -> bool:
+    return False
+
+
+async def test_recorded_detector_auth_failure_is_resent_only_when_no_finished_sample_used_it(
     tmp_path: Path,
 ) -> None:
     from oracleproto.sim import FaultConfig, SimConfig
 
     revoked = FaultConfig(revoked_keys=frozenset({"revoked-key-0001"}))
+    fixed = "sim-llm-key-0001"
     with Simulator(SimConfig(chat=revoked)) as sim:
-        first = await _judge_once(
-            tmp_path, "record", sim.base_url, "revoked-key-0001", detector_auth_unused=True
-        )
-        assert first == "failed:auth"
-        # A finished sample recorded a failed:auth verdict: the shared entry must stay as it was.
-        kept = await _judge_once(
-            tmp_path, "record", sim.base_url, "sim-llm-key-0001", detector_auth_unused=False
-        )
-        assert kept == "failed:auth"
+        assert await _judge_once(tmp_path, "record", sim.base_url, "revoked-key-0001") == "failed:auth"
+        # A finished sample used it: the shared entry must stay as it was.
+        used = await _judge_once(tmp_path, "record", sim.base_url, fixed, used_by_done=lambda key: True)
+        assert used == "failed:auth"
+        # Unknown who used it (no per-sample records): kept too.
+        assert await _judge_once(tmp_path, "record", sim.base_url, fixed) == "failed:auth"
         # A refresh never re-sends what the refreshed run recorded (an older generation).
         unselected = await _judge_once(
-            tmp_path, "refresh", sim.base_url, "sim-llm-key-0001", detector_auth_unused=True,
+            tmp_path, "refresh", sim.base_url, fixed, used_by_done=_never_used,
             should_refresh=lambda channel, ctx: False,
         )  # fmt: skip
         assert unselected == "failed:auth"
-        # No finished sample used one (the run aborted on the LLM's 401): the resume calls live.
+        # No finished sample used it (the run aborted on the LLM's 401): the resume calls live.
         fresh = tmp_path / "fresh"
-        assert await _judge_once(
-            fresh, "record", sim.base_url, "revoked-key-0001", detector_auth_unused=True
-        ) == ("failed:auth")
-        resent = await _judge_once(
-            fresh, "record", sim.base_url, "sim-llm-key-0001", detector_auth_unused=True
-        )
+        assert await _judge_once(fresh, "record", sim.base_url, "revoked-key-0001") == "failed:auth"
+        resent = await _judge_once(fresh, "record", sim.base_url, fixed, used_by_done=_never_used)
     assert resent in ("keep", "drop")
