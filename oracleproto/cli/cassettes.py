@@ -8,6 +8,8 @@ from pathlib import Path
 import click
 
 from oracleproto.errors import TransportError
+from oracleproto.store import RunDir
+from oracleproto.store.sample_entries import read_sample_keys
 from oracleproto.transport.diff import stored_request
 from oracleproto.transport.layout import resolve_cassette_dir
 from oracleproto.transport.stats import cassette_stats, savings_text
@@ -34,13 +36,65 @@ def cassettes() -> None:
 
 @cassettes.command("ls")
 @click.argument("path", type=_PATH)
-def ls_cmd(path: Path) -> None:
-    """One line per entry: key, channel, context, status."""
+@click.option(
+    "--sample",
+    "sample",
+    type=(str, str, int),
+    default=None,
+    metavar="MODEL QUESTION N",
+    help="Only the entries sample N of QUESTION for MODEL used (search and detector included).",
+)
+def ls_cmd(path: Path, sample: tuple[str, str, int] | None) -> None:
+    """One line per entry: key, channel, status, generation, context (and how many samples used it)."""
     store = CassetteStore(resolve_cassette_dir(path), writable=False)
-    for e in store.effective_entries():
+    entries = store.effective_entries()
+    users: dict[str, int] = {}
+    if sample is not None:
+        keys, users = _sample_entries(path, sample)
+        by_key = {e.key: e for e in entries}
+        missing = [k for k in keys if k not in by_key]
+        if missing:
+            raise TransportError(f"{path}: the sample used entries the cassettes do not hold: {missing[:3]}")
+        order = {"llm": 0, "search": 1, "detector": 2}
+        entries = sorted(
+            (by_key[k] for k in keys),
+            key=lambda e: (order[e.channel], e.context["step"] if e.context else 0, e.key),
+        )
+    for e in entries:
         ctx = e.context
         who = f"{ctx['model']} {ctx['question_id']} s{ctx['sample']} t{ctx['step']}" if ctx else "-"
-        click.echo(f"{e.key[:16]}  {e.channel:<8} {e.status:>3}  g{e.generation}  {who}")
+        if ctx and e.channel != "llm":
+            who = f"first asked by {who}"  # shared entries are keyed without the sample
+        shared = f"  used by {users[e.key]} samples" if users.get(e.key, 0) > 1 else ""
+        click.echo(f"{e.key[:16]}  {e.channel:<8} {e.status:>3}  g{e.generation}  {who}{shared}")
+
+
+def _sample_entries(path: Path, sample: tuple[str, str, int]) -> tuple[list[str], dict[str, int]]:
+    """The keys one sample used, and for every key how many samples of the run used it."""
+    model, question, index = sample
+    run = RunDir.open(path)
+    records = read_sample_keys(run.model_db_paths(run.load_manifest()))
+    if records is None:
+        raise TransportError(
+            f"{path}: the run predates per-sample entry records, so which entries a sample used is unknown"
+        )
+    slugs = sorted({slug for slug, _, _ in records})
+    matching = [s for s in slugs if model in (s, s.split("::", 1)[0])]
+    if len(matching) != 1:
+        raise TransportError(
+            f"--sample: model {model!r} names {len(matching)} of this run's models ({', '.join(slugs)}); "
+            "give one of them"
+        )
+    slot = (matching[0], question, index)
+    if slot not in records:
+        raise TransportError(
+            f"--sample: {matching[0]} has no stored sample {index} of question {question!r} in {path}"
+        )
+    users: dict[str, int] = {}
+    for keys in records.values():
+        for key in keys:
+            users[key] = users.get(key, 0) + 1
+    return records[slot], users
 
 
 @cassettes.command("show")
