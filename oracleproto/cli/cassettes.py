@@ -1,4 +1,4 @@
-"""``oracleproto cassettes ls|show|stats`` and ``oracleproto cache rebuild``."""
+"""``oracleproto cassettes ls|show|stats|gc`` and ``oracleproto cache rebuild``."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from oracleproto.transport.diff import stored_request
 from oracleproto.transport.layout import resolve_cassette_dir
 from oracleproto.transport.stats import cassette_stats, savings_text
 from oracleproto.transport.store import CassetteStore, rebuild_index
+from oracleproto.verify.gc import apply_gc, plan_gc
 
 _PATH = click.Path(exists=True, file_okay=False, path_type=Path)
 
@@ -95,6 +96,30 @@ def _sample_entries(path: Path, sample: tuple[str, str, int]) -> tuple[list[str]
         for key in keys:
             users[key] = users.get(key, 0) + 1
     return records[slot], users
+
+
+@cassettes.command("gc")
+@click.argument("path", type=_PATH)
+@click.option("--apply", "apply", is_flag=True, help="Remove them (default: only list them).")
+def gc_cmd(path: Path, apply: bool) -> None:
+    """List (or with --apply remove) the entries no stored sample of the run used."""
+    plan = plan_gc(path)
+    total = plan.kept + len(plan.unreachable)
+    click.echo(
+        f"{len(plan.unreachable)} of {total} entries in generation {plan.generation} are used by no "
+        "stored sample"
+    )
+    for e in plan.unreachable:
+        ctx = e.context
+        who = f"{ctx['model']} {ctx['question_id']} s{ctx['sample']} t{ctx['step']}" if ctx else "-"
+        click.echo(f"  {e.key[:16]}  {e.channel:<8} {e.status:>3}  {who}")
+    if not plan.unreachable:
+        return
+    if not apply:
+        click.echo("nothing removed: rerun with --apply to remove them")
+        return
+    removed = apply_gc(plan)
+    click.echo(f"removed {removed} entries; manifest.json cassettes.root_digest updated")
 
 
 @cassettes.command("show")

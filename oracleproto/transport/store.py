@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from oracleproto.errors import TransportError
 from oracleproto.transport.entry import Entry, entry_digest, to_json_line
 from oracleproto.transport.fileio import (
     Journal,
@@ -224,3 +225,31 @@ def rebuild_index(cassette_dir: Path, cache_dir: Path) -> int:
     finally:
         index.close()
     return len(entries)
+
+
+def remove_entries(cassette_dir: Path, generation: int, keys: set[str]) -> int:
+    """Rewrite one generation's files without ``keys`` (atomically, under the lock); how many went.
+
+    Refused while a crash journal holds entries: they belong to a recording that has not been
+    folded in yet (resume it first), and rewriting around them could lose them.
+    """
+    journal = cassette_dir / JOURNAL_DIR
+    if journal.is_dir() and any(p.stat().st_size for p in journal.glob("*.jsonl")):
+        raise TransportError(
+            f"{journal}: a recording has entries not yet folded into the cassettes; resume it before "
+            "removing entries"
+        )
+    removed = 0
+    with locked(cassette_dir / LOCK_FILE):
+        for path in cassette_files(cassette_dir, generation):
+            entries = read_entries(path)
+            kept = [e for e in entries if e.key not in keys]
+            if len(kept) == len(entries):
+                continue
+            removed += len(entries) - len(kept)
+            if kept:
+                atomic_write(path, dump_entries(kept))
+            else:
+                path.unlink()
+    return removed
+
