@@ -349,7 +349,7 @@ def entries_used_by_done(stores: dict[str, ModelStore]) -> UsedByDone | None:
     for store in stores.values():
         records = store.sample_entry_keys()
         done = store.done_slots()
-        if records is None or not done <= records.keys():
+        if records is None or not done <= records.keys():  # some done sample predates the records
             complete = False
             break
         used.update(k for slot in done for k in records[slot])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
@@ -267,7 +267,14 @@ class ModelStore:
 
     def done_slots(self) -> set[Slot]:
         """Slots done under the resume rule: created_at set and error NULL or the cutoff skip."""
-        done: set[Slot] = set()
+        return self._slots_where(_is_done)
+
+    def stored_slots(self) -> set[Slot]:
+        """Slots holding a stored sample (created_at set), done or ended in a call error."""
+        return self._slots_where(lambda created, _error: created is not None)
+
+    def _slots_where(self, keep: Callable[[SqlValue, SqlValue], bool]) -> set[Slot]:
+        found: set[Slot] = set()
         with self._lock:
             existing = table_columns(self._conn, "run_results")
             for i in range(self.sampling_n):
@@ -276,8 +283,8 @@ class ModelStore:
                     continue
                 error_sql = error if error in existing else "NULL"
                 rows = self._conn.execute(f"SELECT question_id, {created}, {error_sql} FROM run_results")
-                done.update((str(qid), i) for qid, c, e in rows if _is_done(c, e))
-        return done
+                found.update((str(qid), i) for qid, c, e in rows if keep(c, e))
+        return found
 
     def sample_entry_keys(self) -> dict[Slot, list[str]] | None:
         """Slot → the cassette entry keys it used; None when the DB predates this record."""

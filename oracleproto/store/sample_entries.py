@@ -27,12 +27,17 @@ def sample_leaf(model: str, question_id: str, sample: int, digests: list[str]) -
 
 
 def read_sample_keys(db_paths: Mapping[str, Path]) -> dict[tuple[str, str, int], list[str]] | None:
-    """(virtual slug, question, sample) → entry keys, over every DB; None if any DB predates the record."""
+    """(virtual slug, question, sample) → entry keys over every DB, for every stored sample.
+
+    None when some stored sample has no record (a DB written, or partly written, by an older
+    version or the earlier implementation): an attestation over part of a run would mislead.
+    """
     out: dict[tuple[str, str, int], list[str]] = {}
     for slug, path in db_paths.items():
         with ModelStore.open_existing(path) as store:
             keys = store.sample_entry_keys()
-        if keys is None:
+            stored = store.stored_slots()
+        if keys is None or not stored <= keys.keys():
             return None
         out.update({(slug, qid, i): k for (qid, i), k in keys.items()})
     return out

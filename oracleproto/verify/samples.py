@@ -24,9 +24,9 @@ def check_sample_entries(manifest: Manifest, db_paths: Mapping[str, Path], casse
     if recorded is None:
         if keys:
             return failed(WHAT, "db/ records the entries each sample used; manifest.json has no root")
-        return skipped(WHAT, "the run predates per-sample entry records (or was not recorded by oracleproto)")
+        return skipped(WHAT, "not every sample has an entry record (recorded by an older version)")
     if keys is None:
-        return failed(WHAT, "manifest.json has a sample_entries_root; a DB has no oracleproto_sample_entries")
+        return failed(WHAT, "manifest.json has a sample_entries_root; a stored sample has no entry record")
     try:
         actual = sample_entries_root(keys, CassetteStore(cassette_dir, writable=False).get)
     except OracleprotoError as exc:

@@ -9,6 +9,7 @@ from typing import Any
 from oracleproto.dataset.models import Question
 from oracleproto.runner.execute import entries_used_by_done
 from oracleproto.store import ModelStore
+from oracleproto.store.sample_entries import read_sample_keys
 from oracleproto.store.schema import SAMPLE_ENTRIES_TABLE
 
 
@@ -56,4 +57,18 @@ def test_which_entries_done_samples_used(
     calls = [{"query": "q", "detector_verdicts": ["keep", "failed:auth"]}]
     store.write_sample(questions[2].id, 0, "prompt", make_result(search_calls=calls))
     assert entries_used_by_done({"m": store}) is None  # unknown: keep every shared failure
+    store.close()
+
+
+def test_an_attestation_needs_a_record_for_every_stored_sample(
+    store_factory: Callable[..., ModelStore], make_result: Callable[..., Any], questions: list[Question]
+) -> None:
+    store = store_factory()
+    store.write_sample(questions[0].id, 0, "prompt", make_result(), entry_keys=["a"])
+    store.write_sample(questions[0].id, 1, "prompt", make_result(error="server_5xx"), entry_keys=["b"])
+    path = store.path
+    qid = questions[0].id
+    assert read_sample_keys({"m": path}) == {("m", qid, 0): ["a"], ("m", qid, 1): ["b"]}
+    store.write_sample(questions[1].id, 0, "prompt", make_result())  # as an older version wrote it
+    assert read_sample_keys({"m": path}) is None
     store.close()
