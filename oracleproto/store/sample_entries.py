@@ -46,15 +46,19 @@ def read_sample_keys(db_paths: Mapping[str, Path]) -> dict[tuple[str, str, int],
 def sample_entries_root(sample_keys: Mapping[tuple[str, str, int], list[str]], lookup: EntryLookup) -> str:
     """The Merkle root over every sample's leaf; a key missing from the cassettes is an error."""
     leaves = []
+    # Shared search/detector entries serve many samples: digest each entry once.
+    digest_of: dict[str, str] = {}
     for (model, question_id, sample), keys in sorted(sample_keys.items()):
         digests = []
         for key in keys:
-            entry = lookup(key)
-            if entry is None:
-                raise StoreError(
-                    f"sample {model} {question_id} #{sample} used cassette entry {key}, which the "
-                    "cassettes do not hold; the recording is incomplete"
-                )
-            digests.append(entry_digest(entry))
+            if key not in digest_of:
+                entry = lookup(key)
+                if entry is None:
+                    raise StoreError(
+                        f"sample {model} {question_id} #{sample} used cassette entry {key}, which the "
+                        "cassettes do not hold; the recording is incomplete"
+                    )
+                digest_of[key] = entry_digest(entry)
+            digests.append(digest_of[key])
         leaves.append(sample_leaf(model, question_id, sample, digests))
     return merkle_root(leaves)
