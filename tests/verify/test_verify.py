@@ -132,6 +132,8 @@ def test_an_unfinished_run_is_told_to_resume(demo_copy: Path) -> None:
     resume = f"resume it (rerun the command that recorded it with `--run-id {run_id}`)"
     assert f"has not finished (finished_at is null): {resume}" in _failure(report, "cassettes root digest")
     assert resume in _failure(report, "cassettes journal")
+    (samples,) = [c for c in report.checks if c.what == "sample entries root"]
+    assert samples.status == "skip" and "has not finished" in samples.detail
 
 
 def test_a_sample_bound_to_other_entries_is_caught(demo_copy: Path) -> None:
