@@ -304,7 +304,7 @@ class RecordReplay:
             write_generation=self.store.write_generation,
             used_by_done=self._used_by_done,
         )
-        if entry is not None and redo and prep.key not in self._live_keys:
+        if redo and prep.key not in self._live_keys:
             # An llm call that failed in an earlier session belongs to exactly one slot, and that
             # slot is being redone (the resume rule): serving the old 401/5xx would fail it again.
             return None
