@@ -44,7 +44,7 @@ from oracleproto.store import (
     parse_timestamp,
 )
 from oracleproto.store.naming import RandomBits
-from oracleproto.store.sample_entries import read_sample_keys, sample_entries_root
+from oracleproto.store.sample_entries import entry_digests, read_sample_keys, sample_entries_root
 from oracleproto.transport import CassetteStore, RecordReplay, RefreshPredicate
 from oracleproto.transport.recorder import UsedByDone
 
@@ -315,7 +315,7 @@ async def _execute_locked(
     cache_root = recorded_entries.root_digest() if recorded_entries is not None else None
     sample_keys = read_sample_keys(run.model_db_paths(manifest))
     samples_root = (
-        sample_entries_root(sample_keys, recorded_entries.get)
+        sample_entries_root(sample_keys, entry_digests(recorded_entries.get))
         if sample_keys is not None and recorded_entries is not None
         else None
     )

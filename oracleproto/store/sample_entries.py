@@ -19,6 +19,21 @@ from oracleproto.transport.integrity import merkle_root
 
 #: Looks up the effective cassette entry of a key (None when it is not recorded).
 EntryLookup = Callable[[str], Entry | None]
+#: Looks up the digest of the effective cassette entry of a key (None when it is not recorded).
+DigestLookup = Callable[[str], str | None]
+
+
+def entry_digests(lookup: EntryLookup) -> DigestLookup:
+    """Digests through ``lookup``, each computed once (shared entries serve many samples)."""
+    cache: dict[str, str | None] = {}
+
+    def digest_of(key: str) -> str | None:
+        if key not in cache:
+            entry = lookup(key)
+            cache[key] = entry_digest(entry) if entry is not None else None
+        return cache[key]
+
+    return digest_of
 
 
 def sample_leaf(model: str, question_id: str, sample: int, digests: list[str]) -> str:
@@ -43,22 +58,20 @@ def read_sample_keys(db_paths: Mapping[str, Path]) -> dict[tuple[str, str, int],
     return out
 
 
-def sample_entries_root(sample_keys: Mapping[tuple[str, str, int], list[str]], lookup: EntryLookup) -> str:
+def sample_entries_root(
+    sample_keys: Mapping[tuple[str, str, int], list[str]], digest_of: DigestLookup
+) -> str:
     """The Merkle root over every sample's leaf; a key missing from the cassettes is an error."""
     leaves = []
-    # Shared search/detector entries serve many samples: digest each entry once.
-    digest_of: dict[str, str] = {}
     for (model, question_id, sample), keys in sorted(sample_keys.items()):
         digests = []
         for key in keys:
-            if key not in digest_of:
-                entry = lookup(key)
-                if entry is None:
-                    raise StoreError(
-                        f"sample {model} {question_id} #{sample} used cassette entry {key}, which the "
-                        "cassettes do not hold; the recording is incomplete"
-                    )
-                digest_of[key] = entry_digest(entry)
-            digests.append(digest_of[key])
+            digest = digest_of(key)
+            if digest is None:
+                raise StoreError(
+                    f"sample {model} {question_id} #{sample} used cassette entry {key}, which the "
+                    "cassettes do not hold; the recording is incomplete"
+                )
+            digests.append(digest)
         leaves.append(sample_leaf(model, question_id, sample, digests))
     return merkle_root(leaves)

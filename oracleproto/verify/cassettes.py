@@ -6,14 +6,14 @@ from pathlib import Path
 
 from oracleproto.errors import CassetteIntegrityError
 from oracleproto.store import Manifest
-from oracleproto.transport.entry import entry_digest
+from oracleproto.transport.entry import Entry, entry_digest
 from oracleproto.transport.fileio import dump_entries, parse_entries
 from oracleproto.transport.integrity import merkle_root
 from oracleproto.transport.layout import JOURNAL_DIR, all_cassette_files
 from oracleproto.verify.findings import Check, byte_location, failed, passed, skipped
 
 
-def _check_file(path: Path, label: str) -> tuple[Check, list[str] | None]:
+def _check_file(path: Path, label: str) -> tuple[Check, list[Entry] | None]:
     """One file: parse + per-entry digest, then its bytes against the deterministic serialisation."""
     data = path.read_bytes()
     try:
@@ -31,26 +31,36 @@ def _check_file(path: Path, label: str) -> tuple[Check, list[str] | None]:
             ),
             None,
         )
-    return passed(label, f"{len(entries)} entries match their digests"), [entry_digest(e) for e in entries]
+    return passed(label, f"{len(entries)} entries match their digests"), entries
 
 
-def check_cassettes(run_root: Path, cassette_dir: Path, manifest: Manifest) -> list[Check]:
-    """Every cassette file and entry, then the Merkle root against ``manifest.cassettes.root_digest``."""
+def check_cassettes(
+    run_root: Path, cassette_dir: Path, manifest: Manifest
+) -> tuple[list[Check], dict[str, str] | None]:
+    """Every cassette file and entry, then the Merkle root against ``manifest.cassettes.root_digest``.
+
+    Also returns key → digest of each effective entry (latest generation wins), for the sample
+    attestation, so the cassettes are parsed once; None when a file failed or there are none.
+    """
     checks: list[Check] = []
     if manifest.cassettes is None:
         return [
             skipped("cassettes", "the manifest has no 'cassettes' entry (run not recorded by oracleproto)")
-        ]
+        ], None
     files = all_cassette_files(cassette_dir) if cassette_dir.is_dir() else []
     digests: list[str] = []
+    effective: dict[str, str] = {}
     complete = True
-    for path in files:
+    for path in files:  # generation order, so a later generation's entry replaces an earlier one
         check, found = _check_file(path, str(path.relative_to(run_root)))
         checks.append(check)
         if found is None:
             complete = False
-        else:
-            digests.extend(found)
+            continue
+        for entry in found:
+            digest = entry_digest(entry)
+            digests.append(digest)
+            effective[entry.key] = digest
     journal = cassette_dir / JOURNAL_DIR
     leftovers = (
         sorted(p.name for p in journal.glob("*.jsonl") if p.stat().st_size) if journal.is_dir() else []
@@ -87,4 +97,4 @@ def check_cassettes(run_root: Path, cassette_dir: Path, manifest: Manifest) -> l
                     f"hash to {actual} (an entry was added, removed or the manifest was edited)",
                 )
             )
-    return checks
+    return checks, effective if complete else None

@@ -73,7 +73,8 @@ def verify_run(
     if manifest is None:
         return report
     progress("cassettes")
-    report.checks.extend(check_cassettes(run.root, run.cassette_path(manifest), manifest))
+    cassette_checks, entry_digests = check_cassettes(run.root, run.cassette_path(manifest), manifest)
+    report.checks.extend(cassette_checks)
     progress("databases")
     try:
         db_paths = run.model_db_paths(manifest)
@@ -89,7 +90,7 @@ def verify_run(
             metas[f"db/{path.name}"] = meta
     if len(metas) != len(db_paths) or not metas:
         return report
-    report.checks.append(check_sample_entries(manifest, db_paths, run.cassette_path(manifest)))
+    report.checks.append(check_sample_entries(manifest, db_paths, entry_digests))
     report.checks.append(check_snapshots_agree(metas))
     progress("dataset hash chain")
     candidates = [dataset] if dataset is not None else [*extra_datasets, demo_db_path()]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from oracleproto.store.sample_entries import read_sample_keys, sample_entries_root
+from oracleproto.store.sample_entries import entry_digests, read_sample_keys, sample_entries_root
 from oracleproto.transport import CassetteStore
 from tests.runner.conftest import SimRecorder, read_slots
 
@@ -43,7 +43,7 @@ def test_every_sample_is_bound_to_exactly_the_entries_its_trajectory_used(
         assert len(detector) >= (1 if any(c.get("n_results_raw") for c in calls) else 0), slot
         used_anywhere |= set(slot_keys)
     assert used_anywhere == set(entries)  # nothing recorded that no sample used
-    assert manifest.sample_entries_root == sample_entries_root(keys, store.get)
+    assert manifest.sample_entries_root == sample_entries_root(keys, entry_digests(store.get))
 
 
 def test_the_root_moves_when_any_used_entry_or_entry_list_changes(
@@ -53,9 +53,9 @@ def test_the_root_moves_when_any_used_entry_or_entry_list_changes(
     keys = read_sample_keys(run.model_db_paths(run.load_manifest()))
     assert keys is not None
     store = CassetteStore(run.cassettes_dir, writable=False)
-    root = sample_entries_root(keys, store.get)
+    root = sample_entries_root(keys, entry_digests(store.get))
     slot, first = next((s, k) for s, k in sorted(keys.items()) if k)
     fewer = {**keys, slot: first[1:]}
-    assert sample_entries_root(fewer, store.get) != root
+    assert sample_entries_root(fewer, entry_digests(store.get)) != root
     swapped = {**keys, slot: sorted(keys[next(s for s in sorted(keys) if s != slot and keys[s])])}
-    assert sample_entries_root(swapped, store.get) != root
+    assert sample_entries_root(swapped, entry_digests(store.get)) != root

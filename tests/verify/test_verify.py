@@ -50,6 +50,8 @@ def test_one_byte_in_a_cassette_entry_names_file_and_entry(demo_copy: Path) -> N
     assert f"{rel}, entry #" in detail and "does not match its digest" in detail
     assert f"bytes {offset // BLOCK * BLOCK}–" in _failure(report, f"file {rel}")
     assert not report.ok
+    (samples,) = [c for c in report.checks if c.what == "sample entries root"]
+    assert samples.status == "skip" and "cassettes failed their checks" in samples.detail
 
 
 def test_one_byte_in_cassette_layout_is_located_by_offset(demo_copy: Path) -> None:
