@@ -18,6 +18,8 @@ from oracleproto.transport.entry import Entry, from_interaction, from_json_safe,
 
 #: vcrpy's cassette format version.
 VCR_FORMAT_VERSION = 1
+#: Suffix of a journal being created (not yet locked): never listed as a journal.
+_STAGING_SUFFIX = ".new"
 
 _Dumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -100,8 +102,18 @@ class Journal:
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self._handle = open(path, "ab")  # noqa: SIM115 - lives as long as the journal
-        fcntl.flock(self._handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        # Created and locked under a name other writers do not list, then renamed into place:
+        # a journal is never visible unlocked, so a writer starting at the same moment cannot
+        # take it for an orphan (it used to claim it, and this writer's lock then failed).
+        staging = path.with_name(f".{path.name}{_STAGING_SUFFIX}")
+        self._handle = open(staging, "xb")  # noqa: SIM115 - lives as long as the journal
+        try:
+            fcntl.flock(self._handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            os.rename(staging, path)
+        except BaseException:
+            self._handle.close()
+            staging.unlink(missing_ok=True)
+            raise
 
     def append(self, line: str) -> None:
         """Append one line; it reaches the OS before returning (survives kill -9)."""
@@ -124,11 +136,25 @@ class Journal:
 
 
 def try_claim_orphan(path: Path) -> Any | None:
-    """Open and lock a journal whose writer is gone; None when a live process holds it."""
-    handle = open(path, "rb")  # noqa: SIM115 - returned to the caller, closed there
+    """Open and lock a journal whose writer is gone; None when a live process holds it.
+
+    Also None when its writer deleted it meanwhile (a writer unlinks its journal, then unlocks
+    it, on a clean close): the lock is then on a file nobody needs, and reading by path would fail.
+    """
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - returned to the caller, closed there
+    except FileNotFoundError:
+        return None
     try:
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
+        handle.close()
+        return None
+    try:
+        still_there = os.stat(path).st_ino == os.fstat(handle.fileno()).st_ino
+    except FileNotFoundError:
+        still_there = False
+    if not still_there:
         handle.close()
         return None
     return handle

@@ -239,8 +239,14 @@ def test_two_processes_share_one_cassette_dir_and_cache(tmp_path: Path) -> None:
         ]
         for p in procs:
             p.start()
-        for p in procs:
-            p.join(120)
+        try:
+            for p in procs:
+                p.join(300)  # generous: a loaded 2-core machine can stall a process for long
+        finally:
+            for p in procs:
+                if p.is_alive():
+                    p.kill()
+                    p.join()
         assert [p.exitcode for p in procs] == [0, 0]
     rr = make_rr(cassettes, "replay", cache_dir=cache)
     assert rr.store._loaded is False  # the index both processes maintained is fresh
