@@ -28,6 +28,7 @@ from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource
 
 from oracleproto.errors import ConfigError
 from oracleproto.hashing import redact_secret
+from oracleproto.oserrors import describe_os_error
 
 CacheMode = Literal["replay", "record", "refresh"]
 Convention = Literal["paper", "reference-v4"]
@@ -395,8 +396,34 @@ def _redact(value: Any) -> Any:
     return value
 
 
+def check_env_file(env_file: str | os.PathLike[str] | None) -> None:
+    """An existing ``env_file`` must be a readable UTF-8 text file; else a ConfigError saying where."""
+    if env_file is None:
+        return
+    path = Path(env_file)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return  # no .env is fine: the environment alone configures the run
+    except IsADirectoryError:
+        raise ConfigError(
+            f"{path}: is a directory; the env file must be a text file of NAME=value lines"
+        ) from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the env file: {describe_os_error(exc, path)}") from None
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise ConfigError(
+            f"{path}: not UTF-8 text: byte 0x{data[exc.start]:02x} at offset {exc.start} (line {line}); "
+            "re-save the env file as UTF-8"
+        ) from None
+
+
 def load_settings(env_file: str | os.PathLike[str] | None = ".env") -> Settings:
     """Read every section from the environment (and ``env_file`` when it exists)."""
+    check_env_file(env_file)
     kwargs: dict[str, Any] = {"_env_file": env_file}
     try:
         settings = Settings(

@@ -10,3 +10,5 @@ EXIT_INVALID = 2
 EXIT_AUTH = 3
 #: The user interrupted a run or refresh (Ctrl-C, as shells report SIGINT); it is resumable.
 EXIT_INTERRUPTED = 130
+#: An internal error (a bug): one line asks for a report; the traceback went to a log file.
+EXIT_INTERNAL = 70

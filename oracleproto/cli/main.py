@@ -1,21 +1,46 @@
 """The ``oracleproto`` command: a thin click layer over the public functions.
 
 Each command group lives in its own module and is registered here; nothing imports
-this package.
+this package. The group's ``main`` is the one top-level handler (``cli/failures.py``): the
+console script and click's CliRunner both go through it, so no failure prints a traceback.
 """
 
 from __future__ import annotations
 
+import signal
 import sys
+from collections.abc import Sequence
+from typing import Any, NoReturn
 
 import click
 
 from oracleproto._version import __version__
-from oracleproto.cli.exits import EXIT_INVALID
-from oracleproto.errors import OracleprotoError
+from oracleproto.cli.failures import handle
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class OracleprotoGroup(click.Group):
+    """The root group: every exception a command raises becomes a message and an exit status."""
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> NoReturn:
+        """Run the command; exit with its status (0, or the failure's status after its message)."""
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+            code = rv if isinstance(rv, int) else 0
+        except SystemExit:
+            raise
+        except BaseException as exc:  # the top-level handler: nothing escapes as a traceback
+            code = handle(exc)
+        sys.exit(code)
+
+
+@click.group(cls=OracleprotoGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="oracleproto")
 def cli() -> None:
     """Reproducible benchmarking of LLM native forecasting (record/replay)."""
@@ -54,16 +79,18 @@ def _register() -> None:
 _register()
 
 
+def install_signal_handlers() -> None:
+    """Process-wide signal set-up of the console script (not of in-process CliRunner tests).
+
+    SIGXFSZ is ignored so that a write past ``ulimit -f`` raises ``OSError(EFBIG)`` (reported
+    with the file's path) instead of killing the process with no message. SIGTERM keeps its
+    default action (the shell reports 143); a run it stops is resumable like any killed run.
+    """
+    if hasattr(signal, "SIGXFSZ"):
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+
+
 def main() -> None:
     """Console-script entry point: known errors print one clear message, exit non-zero."""
-    try:
-        cli.main(standalone_mode=False)
-    except click.exceptions.Abort:
-        click.echo("aborted", err=True)
-        sys.exit(130)
-    except click.ClickException as exc:
-        exc.show()
-        sys.exit(exc.exit_code)
-    except OracleprotoError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(EXIT_INVALID)
+    install_signal_handlers()
+    cli.main()

@@ -11,10 +11,10 @@ import click
 from oracleproto.dataset.demo import demo_db_path
 from oracleproto.dataset.loader import load_questions, load_templates
 from oracleproto.dataset.models import PromptTemplates, Question
-from oracleproto.errors import OracleprotoError
+from oracleproto.errors import ConfigError, OracleprotoError
 from oracleproto.hashing import sha256_hex
 from oracleproto.prompts import RuntimeProtocols, prompt_templates_hash, render_prompt
-from oracleproto.settings import ReactSettings
+from oracleproto.settings import ReactSettings, check_env_file
 
 #: The argument value that selects the bundled demo dataset.
 DEMO = "demo"
@@ -95,7 +95,10 @@ def render_document(
 def _react_defaults() -> ReactSettings:
     # Same sources as a run (environment and .env), so the dry run announces the run's budget.
     try:
+        check_env_file(".env")
         return ReactSettings(_env_file=".env")
+    except ConfigError as exc:
+        raise RenderInputError(str(exc)) from exc
     except ValueError as exc:
         raise RenderInputError(f"invalid ReAct settings in the environment or .env: {exc}") from exc
 

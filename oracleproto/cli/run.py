@@ -19,12 +19,12 @@ from oracleproto.cli.audit import refresh_target, run_refresh, select_option
 from oracleproto.cli.exits import EXIT_AUTH, EXIT_FAILED, EXIT_INTERRUPTED
 from oracleproto.clock import SystemClock
 from oracleproto.dataset.demo import demo_db_path
-from oracleproto.errors import AuthError
+from oracleproto.errors import AuthError, StoreError
 from oracleproto.runner.execute import RunOptions, RunSummary, execute_run
 from oracleproto.runner.replay import ReplayReport, replay_run
 from oracleproto.settings import CacheMode, Settings, load_settings
 from oracleproto.store import RunDir, new_run_id
-from oracleproto.store.naming import RandomBits
+from oracleproto.store.naming import RandomBits, validate_run_id
 from oracleproto.transport.stats import cassette_stats, savings_text
 
 MAIN_TABLES = ("table3_overall", "table4_buckets", "table5_consistency")
@@ -69,6 +69,16 @@ def resolve_dataset(value: str | None, settings: Settings) -> Path:
     return Path(value)
 
 
+def check_run_id(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """``--run-id`` callback: the format is checked before anything else runs or is created."""
+    if value is None:
+        return None
+    try:
+        return validate_run_id(value)
+    except StoreError as exc:
+        raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
+
+
 def _print_tables(run: RunDir) -> None:
     result = analyze_run(run.root, bootstrap_samples=0)
     for name in MAIN_TABLES:
@@ -84,7 +94,12 @@ def _print_tables(run: RunDir) -> None:
     help="Re-execute from the run's cassettes, offline (default when no mode is given).",
 )
 @click.option("--dataset", default=None, help="Source DB path, or 'demo' (default: SOURCE_DB or the demo).")
-@click.option("--run-id", default=None, help="Resume (or replay into) this run id; default: a new one.")
+@click.option(
+    "--run-id",
+    default=None,
+    callback=check_run_id,
+    help="Resume (or replay into) this run id (YYYYMMDD-HHMMSS-xxxx); default: a new one.",
+)
 @click.option("--runs-root", type=click.Path(path_type=Path, file_okay=False), default=None)
 @click.option("--env-file", type=click.Path(path_type=Path, dir_okay=False), default=Path(".env"))
 @click.option("--no-progress", is_flag=True, help="Never draw the progress display.")

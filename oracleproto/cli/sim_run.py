@@ -9,7 +9,7 @@ import click
 
 from oracleproto.audit import RefreshOptions, parse_selector
 from oracleproto.cli.audit import refresh_target, run_refresh, select_option
-from oracleproto.cli.run import execute_and_report, resolve_dataset, write_run_analysis
+from oracleproto.cli.run import check_run_id, execute_and_report, resolve_dataset, write_run_analysis
 from oracleproto.clock import SystemClock
 from oracleproto.runner.execute import RunOptions
 from oracleproto.sim.faults import FaultConfig
@@ -34,7 +34,12 @@ def _revisions(values: tuple[str, ...]) -> dict[str, int]:
 @click.option("--models", "n_models", type=click.IntRange(1, 6), default=3, show_default=True)
 @click.option("--samples", type=click.IntRange(1, 20), default=3, show_default=True)
 @click.option("--runs-root", type=click.Path(path_type=Path, file_okay=False), default=Path("runs"))
-@click.option("--run-id", default=None, help="Resume this run id (same arguments) or name a new run.")
+@click.option(
+    "--run-id",
+    default=None,
+    callback=check_run_id,
+    help="Resume this run id (same arguments) or name a new run (YYYYMMDD-HHMMSS-xxxx).",
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Simulator seed.")
 @click.option("--latency-ms", type=click.FloatRange(0.0), default=0.0, show_default=True)
 @click.option("--fail-5xx", type=_RATE, default=0.0, show_default=True)

@@ -15,6 +15,7 @@ import sqlite3
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, cast
 
@@ -33,6 +34,7 @@ from oracleproto.dataset.rows import read_rows
 from oracleproto.dataset.validation import validate_rows, validate_templates
 from oracleproto.errors import DatasetError, DatasetProblem
 from oracleproto.hashing import sha256_hex
+from oracleproto.oserrors import describe_os_error
 
 SCHEMA_VERSION = "v1.0"
 _IDENTIFIER_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -189,6 +191,8 @@ def build_dataset(
         )
     if out.exists() and not force:
         problems.append(DatasetProblem(None, "file", f"{out} already exists; pass --force to overwrite it"))
+    if imported_at_utc is not None:
+        problems.extend(_check_imported_at(imported_at_utc))
     raw_rows, row_problems = read_rows(source)
     questions, invalid = validate_rows(raw_rows)
     problems.extend(row_problems + invalid + validate_templates(templates, column="templates"))
@@ -216,6 +220,22 @@ def build_dataset(
         stamp,
         json.dumps(features, ensure_ascii=False, sort_keys=True, indent=2),
     )
+    try:
+        _write_atomically(out, table, questions, metadata)
+    except OSError as exc:
+        raise DatasetError(
+            str(out), [DatasetProblem(None, "file", f"cannot write: {describe_os_error(exc, out)}")]
+        ) from None
+    except sqlite3.Error as exc:  # SQLITE_FULL / SQLITE_IOERR: the disk filled up mid-write
+        raise DatasetError(
+            str(out),
+            [DatasetProblem(None, "file", f"cannot write ({exc}); free some space or write elsewhere")],
+        ) from None
+    return BuildResult(out, table, len(questions), source_db_hash(out))
+
+
+def _write_atomically(out: Path, table: str, questions: list[Question], metadata: tuple[object, ...]) -> None:
+    """Write into a temp file beside ``out`` and rename it into place; nothing is left on failure."""
     out.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
     os.close(fd)
@@ -225,9 +245,29 @@ def build_dataset(
         _write(tmp, table, questions, metadata)
         os.replace(tmp, out)
     finally:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
-    return BuildResult(out, table, len(questions), source_db_hash(out))
+        for leftover in (tmp, tmp.with_name(tmp.name + "-journal")):
+            with contextlib.suppress(FileNotFoundError):
+                leftover.unlink()
+
+
+def _check_imported_at(value: str) -> list[DatasetProblem]:
+    """``--imported-at`` must be an ISO 8601 UTC date or timestamp (it is stored verbatim)."""
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        parsed = None
+    if parsed is not None and parsed.tzinfo is not None and parsed.utcoffset() == timedelta(0):
+        return []
+    if parsed is not None and len(value) == 10:  # a plain date, YYYY-MM-DD
+        return []
+    why = "not an ISO 8601 date or timestamp" if parsed is None else "not in UTC (no 'Z' or '+00:00' offset)"
+    return [
+        DatasetProblem(
+            None,
+            "imported_at_utc",
+            f"--imported-at {value!r} is {why}; use e.g. 2026-03-01T00:00:00Z or 2026-03-01",
+        )
+    ]
 
 
 def build_demo_dataset(out_path: Path | str, *, force: bool = False) -> BuildResult:

@@ -8,6 +8,7 @@ returned.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
@@ -33,8 +34,12 @@ def _fail(db_path: Path, column: str, reason: str) -> DatasetError:
 def open_readonly(db_path: Path | str) -> Iterator[sqlite3.Connection]:
     """Open ``db_path`` read-only; a missing file or a non-SQLite file is a ``DatasetError``."""
     path = Path(db_path)
+    if path.is_dir():
+        raise _fail(path, "file", "is a directory; pass the path of an OracleProto SQLite DB file")
     if not path.is_file():
         raise _fail(path, "file", "no such file; pass the path of an OracleProto SQLite DB")
+    if not os.access(path, os.R_OK):
+        raise _fail(path, "file", "permission denied; make the file readable (chmod u+r) and rerun")
     try:
         conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
     except sqlite3.Error as exc:  # pragma: no cover - connect is lazy; errors surface on first query
@@ -43,8 +48,14 @@ def open_readonly(db_path: Path | str) -> Iterator[sqlite3.Connection]:
         try:
             conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
         except sqlite3.DatabaseError as exc:
-            raise _fail(path, "file", f"not a SQLite database ({exc})") from exc
-        yield conn
+            raise _fail(path, "file", f"not a valid SQLite database ({exc}); restore the file") from exc
+        try:
+            yield conn
+        except sqlite3.DatabaseError as exc:
+            # The header and schema read fine but a table page is damaged (truncated or corrupt file).
+            raise _fail(
+                path, "file", f"not a valid SQLite database: a page is damaged ({exc}); restore the file"
+            ) from exc
 
 
 def _tables(conn: sqlite3.Connection) -> list[str]:
@@ -103,9 +114,17 @@ def read_raw_rows(db_path: Path | str, table: str | None = None) -> tuple[str, l
     return name, rows
 
 
+def _empty_table(name: str) -> DatasetProblem:
+    return DatasetProblem(
+        None, "table", f"table {name!r} is empty (0 rows); add the questions, or pass the DB that holds them"
+    )
+
+
 def load_questions(db_path: Path | str, table: str | None = None) -> list[Question]:
     """Load and validate every question, ordered by (end_time, id); ``DatasetError`` lists all problems."""
-    _, rows = read_raw_rows(db_path, table)
+    name, rows = read_raw_rows(db_path, table)
+    if not rows:
+        raise DatasetError(str(db_path), [_empty_table(name)])
     questions, problems = validate_rows(rows)
     if problems:
         raise DatasetError(str(db_path), problems)
@@ -177,6 +196,8 @@ def validate_db(db_path: Path | str, table: str | None = None) -> ValidationRepo
     """Validate rows and templates of a DB; file/table errors still raise ``DatasetError``."""
     name, rows = read_raw_rows(db_path, table)
     questions, problems = validate_rows(rows)
+    if not rows:
+        problems.insert(0, _empty_table(name))
     try:
         _, template_problems = templates_from_features(read_features_json(db_path))
     except DatasetError as exc:

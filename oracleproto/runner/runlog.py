@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ class RunLog:
         self._handler = logging.FileHandler(path, encoding="utf-8")
         self._handler.setFormatter(logging.Formatter("%(message)s"))
         self._logger.addHandler(self._handler)
+        _OPENED.append(path)
 
     def event(self, name: str, **fields: Any) -> None:
         """Write one event with a UTC timestamp."""
@@ -31,3 +33,23 @@ class RunLog:
         """Flush and detach the file handler."""
         self._logger.removeHandler(self._handler)
         self._handler.close()
+
+
+#: Run logs opened by this process, latest last: the CLI's internal-error handler writes there.
+_OPENED: list[Path] = []
+
+
+def last_run_log() -> Path | None:
+    """The run log this process opened last, if any (where an internal error's traceback goes)."""
+    return _OPENED[-1] if _OPENED else None
+
+
+def append_internal_error(path: Path, text: str) -> bool:
+    """Append an ``internal_error`` event holding ``text`` (a traceback) to a run log; False if unwritable."""
+    record = {"ts": datetime.now(UTC).isoformat(), "event": "internal_error", "traceback": text}
+    try:
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record, sort_keys=True, ensure_ascii=False) + "\n")
+    except OSError:
+        return False
+    return True

@@ -74,6 +74,23 @@ class RunDir:
         finally:
             handle.close()
 
+    def active_writer(self) -> str | None:
+        """The pid of the process holding the writer lock now (``"unknown"`` if unrecorded), else None.
+
+        Read-only: a missing lock file means no writer, and none is created.
+        """
+        try:
+            handle = (self.root / WRITER_LOCK).open("r", encoding="utf-8")
+        except OSError:
+            return None
+        with handle:
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return handle.read().strip() or "unknown"
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        return None
+
     @classmethod
     def open(cls, path: Path) -> RunDir:
         """An existing run directory; its folder name must be a run id and it must hold a manifest."""
