@@ -50,6 +50,18 @@ def _manifest(run: RunDir, report: VerifyReport) -> Manifest | None:
     return manifest
 
 
+def _open_idle(run_dir: Path) -> RunDir:
+    """Open a run no process is recording (a recording in progress is not a run to verify yet)."""
+    run = RunDir.open(run_dir)
+    writer = run.active_writer()
+    if writer is not None:
+        raise StoreError(
+            f"run {run.run_id} is being recorded right now by another process (pid {writer}, lock "
+            f"{run.root / WRITER_LOCK}); wait for that process to finish, then verify the run"
+        )
+    return run
+
+
 def verify_run(
     run_dir: Path,
     *,
@@ -58,13 +70,7 @@ def verify_run(
     progress: Progress = _quiet,
 ) -> VerifyReport:
     """Every check on one run directory; never raises for a damaged run (the report says what)."""
-    run = RunDir.open(run_dir)
-    writer = run.active_writer()
-    if writer is not None:
-        raise StoreError(
-            f"run {run.run_id} is being recorded right now by another process (pid {writer}, lock "
-            f"{run.root / WRITER_LOCK}); wait for that process to finish, then verify the run"
-        )
+    run = _open_idle(run_dir)
     report = VerifyReport(run.root)
     progress("manifest")
     manifest = _manifest(run, report)
