@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import shutil
 
 _ERRNO_FIX = {
     errno.EACCES: ("permission denied", "check its permissions and owner (or pick another path)"),
@@ -41,8 +42,29 @@ def errno_fix(code: int | None) -> str:
     return _ERRNO_FIX.get(code or 0, ("", "check the path and rerun"))[1]
 
 
+def cannot_write(target: object, exc: OSError) -> str:
+    """``cannot write TARGET: meaning (ENAME); how to fix`` (the target, not the temp file that failed)."""
+    if isinstance(exc, shutil.Error):
+        return f"cannot write {target}: {describe_copy_error(exc)}"
+    return f"cannot write {target}: {errno_meaning(exc.errno)}; {errno_fix(exc.errno)}"
+
+
+def describe_copy_error(exc: shutil.Error) -> str:
+    """A ``shutil.copytree`` failure: how many files failed and the first one's reason."""
+    failures = exc.args[0] if exc.args and isinstance(exc.args[0], list) else []
+    if not failures:
+        return str(exc)
+    _, dst, why = failures[0]
+    return (
+        f"copying {len(failures)} file(s) failed, the first {dst}: {why}; "
+        "free some space or check permissions"
+    )
+
+
 def describe_os_error(exc: OSError, path: object = None) -> str:
     """``PATH: meaning (ENAME); how to fix`` (``path`` when the error does not carry one)."""
+    if isinstance(exc, shutil.Error):
+        return describe_copy_error(exc)
     where = exc.filename if exc.filename is not None else path
     second = f" → {exc.filename2}" if exc.filename2 is not None else ""
     head = f"{where}{second}: " if where is not None else ""

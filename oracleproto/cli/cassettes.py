@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import shutil
+import sqlite3
 from pathlib import Path
 
 import click
 
 from oracleproto.errors import TransportError
+from oracleproto.oserrors import cannot_write
 from oracleproto.store import RunDir
 from oracleproto.store.sample_entries import read_sample_keys
 from oracleproto.transport.diff import stored_request
@@ -201,5 +204,12 @@ def rebuild_cmd(path: Path, cache_dir: Path | None) -> None:
     """Rebuild the diskcache index from the cassettes."""
     cassette_dir = resolve_cassette_dir(path)
     target = cache_dir or cassette_dir.parent / "cache"
-    count = rebuild_index(cassette_dir, target)
+    existed = target.exists()
+    try:
+        count = rebuild_index(cassette_dir, target)
+    except (OSError, sqlite3.Error) as exc:
+        if not existed:  # leave no half-built index behind
+            shutil.rmtree(target, ignore_errors=True)
+        why = cannot_write(target, exc) if isinstance(exc, OSError) else f"cannot write {target} ({exc})"
+        raise TransportError(f"{why}; the index is rebuildable: fix that and rerun") from None
     click.echo(f"indexed {count} entries from {cassette_dir} into {target}")

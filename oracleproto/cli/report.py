@@ -9,6 +9,8 @@ import click
 from oracleproto.analysis import analyze_run, load_prices, parse_convention, write_analysis
 from oracleproto.analysis.tables import render_markdown
 from oracleproto.analysis.writer import FORMATS
+from oracleproto.errors import AnalysisError
+from oracleproto.oserrors import cannot_write
 
 MAIN_TABLES = ("table3_overall", "table4_buckets", "table5_consistency")
 
@@ -49,7 +51,10 @@ def report(
     table = load_prices(prices) if prices is not None else None
     result = analyze_run(run_dir, conv, prices=table, bootstrap_samples=samples, seed=seed)
     target = out if out is not None else run_dir / "analysis"
-    written = write_analysis(result, target, fmt)
+    try:
+        written = write_analysis(result, target, fmt)
+    except OSError as exc:  # the writer is atomic: nothing of the failed write is left behind
+        raise AnalysisError(cannot_write(target, exc)) from None
     for name in MAIN_TABLES:
         click.echo(render_markdown(result, name))
     for note in result.notes:

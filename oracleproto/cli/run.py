@@ -20,6 +20,7 @@ from oracleproto.cli.exits import EXIT_AUTH, EXIT_FAILED, EXIT_INTERRUPTED
 from oracleproto.clock import SystemClock
 from oracleproto.dataset.demo import demo_db_path
 from oracleproto.errors import AuthError, StoreError
+from oracleproto.oserrors import describe_os_error
 from oracleproto.runner.execute import RunOptions, RunSummary, execute_run
 from oracleproto.runner.replay import ReplayReport, replay_run
 from oracleproto.settings import CacheMode, Settings, load_settings
@@ -47,6 +48,10 @@ def execute_and_report(options: RunOptions, rand: RandomBits) -> None:
     except AuthError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_AUTH)
+    except OSError as exc:
+        where = options.runs_root / run_id
+        resume = f"rerun with --run-id {run_id} to resume" if where.is_dir() else "rerun"
+        raise StoreError(f"run {run_id}: {describe_os_error(exc, where)}; {resume}") from None
     except KeyboardInterrupt:
         click.echo(
             f"interrupted: run {run_id} stopped and is resumable: rerun with --run-id {run_id} "

@@ -34,7 +34,7 @@ from oracleproto.dataset.rows import read_rows
 from oracleproto.dataset.validation import validate_rows, validate_templates
 from oracleproto.errors import DatasetError, DatasetProblem
 from oracleproto.hashing import sha256_hex
-from oracleproto.oserrors import describe_os_error
+from oracleproto.oserrors import cannot_write
 
 SCHEMA_VERSION = "v1.0"
 _IDENTIFIER_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -223,9 +223,7 @@ def build_dataset(
     try:
         _write_atomically(out, table, questions, metadata)
     except OSError as exc:
-        raise DatasetError(
-            str(out), [DatasetProblem(None, "file", f"cannot write: {describe_os_error(exc, out)}")]
-        ) from None
+        raise DatasetError(str(out), [DatasetProblem(None, "file", cannot_write(out, exc))]) from None
     except sqlite3.Error as exc:  # SQLITE_FULL / SQLITE_IOERR: the disk filled up mid-write
         raise DatasetError(
             str(out),

@@ -45,7 +45,8 @@ def _connect(path: Path, *, readonly: bool) -> sqlite3.Connection:
         conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
     except sqlite3.DatabaseError as exc:
         raise StoreError(
-            f"{path}: not a usable SQLite database ({exc}); move the file aside or use a new run id"
+            f"{path}: not a usable SQLite database ({exc}); if the disk is full or read-only, free space "
+            "or choose another runs root; otherwise move the file aside or use a new run id"
         ) from exc
     return conn
 

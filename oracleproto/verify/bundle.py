@@ -27,6 +27,7 @@ from typing import Any
 from oracleproto.dataset.demo import demo_db_path
 from oracleproto.errors import OracleprotoError, StoreError
 from oracleproto.hashing import canonical_json, sha256_hex
+from oracleproto.oserrors import cannot_write
 from oracleproto.store import RunDir
 from oracleproto.verify.attest import published_files
 from oracleproto.verify.chain import find_dataset
@@ -137,9 +138,13 @@ def export_bundle(
     data = _tar_bytes(members)
     out.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(data)
-    os.replace(tmp, out)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, out)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)  # nothing partial is left beside OUT
+        raise BundleError(cannot_write(out, exc)) from None
     return out
 
 
