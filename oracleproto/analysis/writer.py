@@ -71,8 +71,10 @@ def write_analysis(result: AnalysisResult, out: Path, formats: str = "all", plot
             if (out / name).is_dir():
                 shutil.copytree(out / name, tmp / name)
         swap_directory(tmp, out)
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(exc, OSError) and exc.filename is None:
+            exc.filename = str(out)  # a failed write() names no file: name the output folder
         raise
     return [out / p for p in written]
 

@@ -227,7 +227,14 @@ def build_dataset(
     except sqlite3.Error as exc:  # SQLITE_FULL / SQLITE_IOERR: the disk filled up mid-write
         raise DatasetError(
             str(out),
-            [DatasetProblem(None, "file", f"cannot write ({exc}); free some space or write elsewhere")],
+            [
+                DatasetProblem(
+                    None,
+                    "file",
+                    f"cannot write {out} ({exc}); the disk is full, read-only or past the file-size limit "
+                    "(ulimit -f): free space, raise the limit or write elsewhere",
+                )
+            ],
         ) from None
     return BuildResult(out, table, len(questions), source_db_hash(out))
 
