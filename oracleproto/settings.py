@@ -240,7 +240,7 @@ class DetectorSettings(_Section):
 class ReactSettings(_Section):
     """The ReAct loop (paper Algorithm 1, App. B.4, Table 12)."""
 
-    max_steps: int = Field(6, gt=0, validation_alias=_env("REACT_MAX_STEPS"))
+    max_steps: int = Field(6, gt=0, le=1000, validation_alias=_env("REACT_MAX_STEPS"))
     """Message-round cap T (main experiment: 6; appendix table: 12). ``REACT_MAX_STEPS``."""
     max_search_calls: int = Field(4, ge=0, validation_alias=_env("REACT_MAX_SEARCH_CALLS"))
     """Search-call cap C (main experiment: 4; appendix table: 8). ``REACT_MAX_SEARCH_CALLS``."""
@@ -271,7 +271,7 @@ class RunSettings(_Section):
     """Questions table; empty picks the one table with the seven columns. ``SOURCE_TABLE``."""
     runs_root: Path = Field(Path("runs"), validation_alias=_env("RUNS_ROOT"))
     """Directory holding run directories. ``RUNS_ROOT``."""
-    sampling_n: int = Field(3, gt=0, validation_alias=_env("SAMPLING_N"))
+    sampling_n: int = Field(3, gt=0, le=1000, validation_alias=_env("SAMPLING_N"))
     """Independent samples per question n (paper: 3). ``SAMPLING_N``."""
     delta_days: int = Field(1, ge=0, validation_alias=_env("PREDICTION_CUTOFF_DELTA_DAYS"))
     """δ in days: prediction cutoff χ = τ − δ (paper: 1). ``PREDICTION_CUTOFF_DELTA_DAYS``."""

@@ -70,7 +70,12 @@ def load_prices(path: Path) -> PriceTable:
     path = Path(path)
     if not path.is_file():
         raise AnalysisError(f"price file {path} does not exist")
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise AnalysisError(
+            f"price file {path} is not UTF-8 text (byte offset {exc.start}); re-save it as UTF-8"
+        ) from None
     entries: list[tuple[str, object]] = []
     if path.suffix.lower() == ".json":
         try:

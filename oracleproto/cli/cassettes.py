@@ -33,6 +33,17 @@ def _samples_from_manifest(path: Path) -> int | None:
     return None
 
 
+def cassette_dir_of(path: Path) -> Path:
+    """The cassette folder of ``path`` (a run dir or a cassette dir); one holding no cassette fails."""
+    folder = resolve_cassette_dir(path)
+    if not any(folder.rglob("*.yaml")):
+        raise TransportError(
+            f"{path}: no cassettes here (no *.yaml file under {folder}); pass a run directory or its "
+            "cassettes/ folder"
+        )
+    return folder
+
+
 @click.group("cassettes")
 def cassettes() -> None:
     """Inspect the recorded cassettes of a run (PATH = run dir or cassette dir)."""
@@ -50,7 +61,7 @@ def cassettes() -> None:
 )
 def ls_cmd(path: Path, sample: tuple[str, str, int] | None) -> None:
     """One line per entry: key, channel, status, generation, context (and how many samples used it)."""
-    store = CassetteStore(resolve_cassette_dir(path), writable=False)
+    store = CassetteStore(cassette_dir_of(path), writable=False)
     entries = store.effective_entries()
     users: dict[str, int] = {}
     if sample is not None:
@@ -130,7 +141,7 @@ def gc_cmd(path: Path, apply: bool) -> None:
 @click.argument("key_prefix")
 def show_cmd(path: Path, key_prefix: str) -> None:
     """Show the entry whose key starts with KEY_PREFIX."""
-    store = CassetteStore(resolve_cassette_dir(path), writable=False)
+    store = CassetteStore(cassette_dir_of(path), writable=False)
     found = [e for e in store.effective_entries() if e.key.startswith(key_prefix)]
     if len(found) != 1:
         raise TransportError(
@@ -162,7 +173,7 @@ def show_cmd(path: Path, key_prefix: str) -> None:
 def stats_cmd(path: Path, samples: int | None) -> None:
     """Entries per channel, dedup, sample-collapse check, bytes, tokens and cost."""
     n = samples if samples is not None else _samples_from_manifest(path)
-    stats = cassette_stats(resolve_cassette_dir(path), n)
+    stats = cassette_stats(cassette_dir_of(path), n)
     click.echo(f"cassettes: {stats.cassette_dir}")
     click.echo(f"bytes: {stats.bytes}")
     click.echo(f"root digest: {stats.root_digest}")
@@ -202,7 +213,7 @@ def cache() -> None:
 )
 def rebuild_cmd(path: Path, cache_dir: Path | None) -> None:
     """Rebuild the diskcache index from the cassettes."""
-    cassette_dir = resolve_cassette_dir(path)
+    cassette_dir = cassette_dir_of(path)
     target = cache_dir or cassette_dir.parent / "cache"
     existed = target.exists()
     try:

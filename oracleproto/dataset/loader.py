@@ -36,6 +36,8 @@ def open_readonly(db_path: Path | str) -> Iterator[sqlite3.Connection]:
     path = Path(db_path)
     if path.is_dir():
         raise _fail(path, "file", "is a directory; pass the path of an OracleProto SQLite DB file")
+    if path.exists() and not path.is_file():
+        raise _fail(path, "file", "not a regular file (a pipe or a device); pass a SQLite DB file")
     if not path.is_file():
         raise _fail(path, "file", "no such file; pass the path of an OracleProto SQLite DB")
     if not os.access(path, os.R_OK):
@@ -52,6 +54,10 @@ def open_readonly(db_path: Path | str) -> Iterator[sqlite3.Connection]:
         try:
             yield conn
         except sqlite3.DatabaseError as exc:
+            if "decode" in str(exc):
+                raise _fail(
+                    path, "text", f"a text value is not valid UTF-8 ({exc}); store the row's text as UTF-8"
+                ) from exc
             # The header and schema read fine but a table page is damaged (truncated or corrupt file).
             raise _fail(
                 path, "file", f"not a valid SQLite database: a page is damaged ({exc}); restore the file"

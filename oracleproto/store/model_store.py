@@ -44,6 +44,11 @@ def _connect(path: Path, *, readonly: bool) -> sqlite3.Connection:
             apply_pragmas(conn)
         conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
     except sqlite3.DatabaseError as exc:
+        if readonly:
+            raise StoreError(
+                f"{path}: not a valid SQLite database ({exc}); the run is damaged: restore this file "
+                "from a backup or the published bundle"
+            ) from exc
         raise StoreError(
             f"{path}: not a usable SQLite database ({exc}); if the disk is full or read-only, free space "
             "or choose another runs root; otherwise move the file aside or use a new run id"

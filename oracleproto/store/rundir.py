@@ -96,7 +96,11 @@ class RunDir:
         """An existing run directory; its folder name must be a run id and it must hold a manifest."""
         if not path.is_dir():
             raise StoreError(f"{path}: run directory not found; pass {{RUNS_ROOT}}/{{run_id}} or a run id")
-        validate_run_id(path.name)
+        if not RUN_ID_RE.fullmatch(path.name):
+            raise StoreError(
+                f"{path}: not a run directory (a run directory is named by its run id, "
+                "YYYYMMDD-HHMMSS-xxxx, and holds manifest.json); pass {RUNS_ROOT}/{run_id} or a run id"
+            )
         run = cls(path, path.name)
         if not run.manifest_path.is_file():
             raise StoreError(

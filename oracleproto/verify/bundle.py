@@ -137,13 +137,15 @@ def export_bundle(
         raise BundleError(f"{run.root} does not verify, refusing to publish it: {first.what}: {first.detail}")
     data = _tar_bytes(members)
     out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
+    tmp: str | None = None
     try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
         os.replace(tmp, out)
     except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)  # nothing partial is left beside OUT
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)  # nothing partial is left beside OUT
         raise BundleError(cannot_write(out, exc)) from None
     return out
 

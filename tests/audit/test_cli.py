@@ -73,9 +73,9 @@ def test_diff_of_a_missing_generation_is_a_clear_error(
 
 def test_diff_of_a_single_generation_run_names_the_fix(revised: Scenario) -> None:
     result = CliRunner().invoke(cli, ["cassettes", "diff", str(revised.old), str(revised.old)])
-    assert result.exit_code != 0
-    assert "there is no earlier generation to compare with; give two runs, or PATH@GEN" in str(
-        result.exception
+    assert result.exit_code == 2
+    assert "there is no earlier generation to compare with; give two runs, or PATH@GEN" in (
+        result.stderr
     )
 
 
@@ -117,8 +117,8 @@ def test_refresh_with_a_selector_naming_an_unknown_model_is_refused(original: Pa
         cli,
         ["sim", "run", "--runs-root", str(tmp_path), "--refresh", ORIGINAL, "--select", "model=sim/nobody"],
     )
-    assert result.exit_code != 0
-    assert "--select model=sim/nobody: model sim/nobody is not in the run (models: " in str(result.exception)
+    assert result.exit_code == 2
+    assert "--select model=sim/nobody: model sim/nobody is not in the run (models: " in result.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == [ORIGINAL]  # nothing written
 
 

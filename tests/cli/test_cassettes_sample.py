@@ -13,7 +13,7 @@ from oracleproto.verify.demo import find_demo_run
 
 def ls(*args: str) -> tuple[int, str, str]:
     result = CliRunner().invoke(cli, ["cassettes", "ls", *args])
-    return result.exit_code, result.output, str(result.exception or "")
+    return result.exit_code, result.stdout, result.stderr
 
 
 def react_steps(run: Path, db: str, question: str, sample: int) -> int:

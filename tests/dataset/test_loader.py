@@ -107,7 +107,9 @@ def test_non_sqlite_file_is_an_error(tmp_path: Path) -> None:
     path.write_text("hello, this is not a database\n" * 100)
     with pytest.raises(DatasetError) as exc:
         load_questions(path)
-    assert messages(exc) == ["dataset, column 'file': not a SQLite database (file is not a database)"]
+    assert messages(exc) == [
+        "dataset, column 'file': not a valid SQLite database (file is not a database); restore the file"
+    ]
 
 
 def test_features_json_not_json(make_db: MakeDb, row: RowFactory) -> None:

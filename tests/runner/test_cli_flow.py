@@ -327,6 +327,6 @@ def test_a_run_being_written_by_another_process_is_refused(tmp_path: Path) -> No
         result = CliRunner().invoke(
             cli, ["sim", "run", "--runs-root", str(tmp_path), "--run-id", RUN_ID, *SMALL]
         )
-    assert result.exit_code != 0
-    assert f"run {RUN_ID} is being written by another process (pid {os.getpid()}" in str(result.exception)
+    assert result.exit_code == 2
+    assert f"run {RUN_ID} is being written by another process (pid {os.getpid()}" in result.stderr
     assert not run.manifest_path.exists()  # refused before anything was written

@@ -69,7 +69,8 @@ async def test_ls_show_and_cache_rebuild(tmp_path: Path) -> None:
     assert shown.exit_code == 0, shown.output
     assert json.loads(shown.output)["channel"] == "llm"
     ambiguous = CliRunner().invoke(cli, ["cassettes", "show", str(tmp_path), ""])
-    assert "4 entries match key prefix ''" in str(ambiguous.exception)
+    assert (ambiguous.exit_code, ambiguous.stdout) == (2, "")
+    assert "error: 4 entries match key prefix ''" in ambiguous.stderr
     rebuilt = CliRunner().invoke(cli, ["cache", "rebuild", str(tmp_path)])
     assert rebuilt.exit_code == 0
     assert "indexed 4 entries" in rebuilt.output
@@ -80,5 +81,5 @@ async def test_stats_with_broken_manifest_names_the_file(tmp_path: Path) -> None
     await _record_run(tmp_path, 1)
     (tmp_path / "manifest.json").write_text("{not json")
     result = CliRunner().invoke(cli, ["cassettes", "stats", str(tmp_path)])
-    assert result.exit_code != 0
-    assert "manifest.json: not a JSON object" in str(result.exception)
+    assert result.exit_code == 2
+    assert "manifest.json: not a JSON object" in result.stderr

@@ -59,6 +59,6 @@ def test_bundle_cli_round_trip_and_bad_input(demo_copy: Path, tmp_path: Path) ->
     assert result.exit_code == 0, result.output
     assert f"oracleproto replay {dest / 'run' / demo_copy.name} --dataset" in result.output
     again = runner.invoke(cli, ["bundle", "import", str(out), str(dest)])
-    assert again.exit_code != 0
-    assert "exists and is not empty" in str(again.exception)
+    assert again.exit_code == 2
+    assert "exists and is not empty" in again.stderr
     shutil.rmtree(dest)
