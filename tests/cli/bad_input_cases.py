@@ -594,7 +594,7 @@ BROKEN_RUNS = {
 }
 #: What replay, gc and ls --sample (which open the per-model DBs read-only) say.
 READ_MESSAGES = {
-    "db-garbage": "careful__r5__c4.db: not a valid SQLite database (file is not a database); the run is damaged",
+    "db-garbage": "careful__r5__c4.db: not a valid SQLite database (file is not a database); the run is",
     "db-truncated": "sim__careful__r5__c4.db: not a valid SQLite database (database disk image is malformed)",
     "db-wrong-schema": "sim__careful__r5__c4.db: no run_results table; this is not a per-model run database",
     "db-missing": "sim__careful__r5__c4.db: database of model 'sim/careful::r5::c4' is missing from",
