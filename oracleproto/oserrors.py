@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+from pathlib import Path
 
 _ERRNO_FIX = {
     errno.EACCES: ("permission denied", "check its permissions and owner (or pick another path)"),
@@ -42,10 +43,22 @@ def errno_fix(code: int | None) -> str:
     return _ERRNO_FIX.get(code or 0, ("", "check the path and rerun"))[1]
 
 
+def file_in_the_way(target: object) -> Path | None:
+    """The first parent of ``target`` that exists as a non-directory (why a mkdir failed), if any."""
+    path = Path(str(target))
+    for parent in reversed(path.parents):
+        if parent.exists() and not parent.is_dir():
+            return parent
+    return None
+
+
 def cannot_write(target: object, exc: OSError) -> str:
     """``cannot write TARGET: meaning (ENAME); how to fix`` (the target, not the temp file that failed)."""
     if isinstance(exc, shutil.Error):
         return f"cannot write {target}: {describe_copy_error(exc)}"
+    blocker = file_in_the_way(target) if exc.errno in (errno.EEXIST, errno.ENOTDIR) else None
+    if blocker is not None:
+        return f"cannot write {target}: {blocker} is a file, not a directory; remove it or pick another path"
     return f"cannot write {target}: {errno_meaning(exc.errno)}; {errno_fix(exc.errno)}"
 
 
@@ -66,6 +79,9 @@ def describe_os_error(exc: OSError, path: object = None) -> str:
     if isinstance(exc, shutil.Error):
         return describe_copy_error(exc)
     where = exc.filename if exc.filename is not None else path
+    blocker = file_in_the_way(where) if exc.errno in (errno.EEXIST, errno.ENOTDIR) and where else None
+    if blocker is not None:
+        return f"{where}: {blocker} is a file, not a directory; remove it or pick another path"
     second = f" → {exc.filename2}" if exc.filename2 is not None else ""
     head = f"{where}{second}: " if where is not None else ""
     return f"{head}{errno_meaning(exc.errno)}; {errno_fix(exc.errno)}"

@@ -214,3 +214,28 @@ def test_an_internal_error_during_a_run_goes_to_the_run_log(
     last = log.read_text(encoding="utf-8").splitlines()[-1]
     assert '"event": "internal_error"' in last and "KeyError" in last
     assert not (tmp_path / "state").exists()
+
+
+@pytest.mark.parametrize("kind", ["enospc", "erofs"])
+def test_a_run_on_a_full_or_read_only_disk_names_the_run_and_the_fix(
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run_id = "20260301-120000-0a1f"
+    args = ["sim", "run", "--models", "1", "--samples", "1", "--no-detector", "--no-progress", "--no-report"]
+    with faulty_dir(tmp_path, kind, monkeypatch) as target:
+        if not os.path.ismount(target):  # no tmpfs: the fault is injected where the run dir is made
+
+            def refuse(*_: object, **__: object) -> None:
+                code = errno.ENOSPC if kind == "enospc" else errno.EROFS
+                raise OSError(code, os.strerror(code), str(target / run_id))
+
+            monkeypatch.setattr("oracleproto.runner.execute.RunDir.create", refuse)
+        before = tree(target)
+        result = invoke([*args, "--runs-root", str(target), "--run-id", run_id], {})
+        left = tree(target) - before
+    assert "Traceback" not in result.output
+    assert result.exit_code == 2, result.output
+    assert f"run {run_id}: " in result.output and MEANING[kind] in result.output
+    if left:  # a full disk may leave the run directory it began: it is resumable, and the message says so
+        assert kind == "enospc" and all(p.startswith(run_id) for p in left), left
+        assert f"rerun with --run-id {run_id} to resume" in result.output
