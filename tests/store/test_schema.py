@@ -206,7 +206,7 @@ def test_not_a_database_is_explained(tmp_path: Path, store_factory: Callable[...
     path.write_bytes(b"this is not sqlite" * 100)
     with pytest.raises(StoreError, match=r"junk.db: not a usable SQLite database .*move the file aside"):
         store_factory(path)
-    with pytest.raises(StoreError, match=r"junk.db: not a valid SQLite database .*the run is damaged: restore"):
+    with pytest.raises(StoreError, match=r"junk.db: not a valid SQLite database .*the run is damaged"):
         ModelStore.open_existing(path)
 
 
