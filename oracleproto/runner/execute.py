@@ -19,13 +19,14 @@ from oracleproto.agent import run_sample
 from oracleproto.agent.result import SampleResult
 from oracleproto.clock import Clock
 from oracleproto.context import CallContext
-from oracleproto.errors import AuthError, OracleprotoError, StoreError
+from oracleproto.errors import AuthError, OracleprotoError
 from oracleproto.prompts import RuntimeProtocols, render_prompt
 from oracleproto.providers import WEB_SEARCH_SCHEMA
 from oracleproto.runner.channels import open_channels
 from oracleproto.runner.identity import RunIdentity, resolve_identity
 from oracleproto.runner.plan import CellPlan, RunPlan, build_plan
 from oracleproto.runner.progress import RunProgress
+from oracleproto.runner.resume_guard import check_resume
 from oracleproto.runner.runlog import RunLog
 from oracleproto.settings import CacheMode, Settings
 from oracleproto.store import (
@@ -145,32 +146,6 @@ def build_manifest(
     )
 
 
-_IDENTITY_KEYS = (
-    "sampling_n",
-    "models",
-    "model_files",
-    "model_training_cutoffs",
-    "filters",
-    "hashes",
-    "reflection_protocol_hash",
-    "belief_protocol_hash",
-    "grid",
-    "refresh",
-)
-
-
-def _check_resumable(existing: Manifest, fresh: Manifest) -> None:
-    old = existing.model_dump(mode="json")
-    new = fresh.model_dump(mode="json")
-    changed = [k for k in _IDENTITY_KEYS if old.get(k) != new.get(k)]
-    if changed:
-        raise StoreError(
-            f"run {existing.run_id} was started with a different "
-            + ", ".join(changed)
-            + "; resume needs the same dataset, models, grid and protocols — pick a new run id to start over"
-        )
-
-
 def _cell_prompts(cell: CellPlan, identity: RunIdentity, settings: Settings) -> dict[str, str]:
     react = settings.react.model_copy(update={"max_search_calls": cell.cell.max_search_calls})
     protocols = RuntimeProtocols.from_settings(react)
@@ -183,7 +158,7 @@ def _cell_prompts(cell: CellPlan, identity: RunIdentity, settings: Settings) -> 
 def _session_manifest(
     options: RunOptions,
     *,
-    run_id: str,
+    run: RunDir,
     identity: RunIdentity,
     plan: RunPlan,
     existing: Manifest | None,
@@ -199,7 +174,7 @@ def _session_manifest(
     else:
         started_at = clock.now()
     manifest = build_manifest(
-        run_id,
+        run.run_id,
         identity,
         plan,
         options.settings,
@@ -211,7 +186,7 @@ def _session_manifest(
     if refresh is not None:
         manifest = manifest.model_copy(update={"refresh": refresh})
     if existing is not None:
-        _check_resumable(existing, manifest)
+        check_resume(run, existing, manifest, identity.config_snapshot)
     return manifest, started_at
 
 
@@ -237,9 +212,26 @@ async def execute_run(options: RunOptions, *, clock: Clock, rand: RandomBits) ->
         delta_days=settings.run.delta_days,
     )
     run_id = options.run_id or new_run_id(clock, rand)
+    # Everything that can refuse the run is checked before the first byte is written: a refused
+    # resume (changed settings), a foreign directory or a run held by another process stay untouched.
+    target = RunDir.at(options.runs_root, run_id)
+    target.refuse_if_being_written()
+    _session_manifest(
+        options,
+        run=target,
+        identity=identity,
+        plan=plan,
+        existing=target.existing_manifest(),
+        cassettes_mode=_cassettes_mode(options),
+        clock=clock,
+    )
     run = RunDir.create(options.runs_root, run_id)
     with run.writer_lock():
         return await _execute_locked(options, run, identity, plan, clock)
+
+
+def _cassettes_mode(options: RunOptions) -> CacheMode:
+    return options.recorded.cassettes_mode if options.recorded else options.mode
 
 
 async def _execute_locked(
@@ -249,11 +241,12 @@ async def _execute_locked(
     settings = options.settings
     recorded = options.recorded
     run_id = run.run_id
-    existing = run.load_manifest() if run.manifest_path.is_file() else None
-    cassettes_mode: CacheMode = recorded.cassettes_mode if recorded else options.mode
+    # Checked again under the lock: another process may have started this run id meanwhile.
+    existing = run.existing_manifest()
+    cassettes_mode = _cassettes_mode(options)
     manifest, started_at = _session_manifest(
         options,
-        run_id=run_id,
+        run=run,
         identity=identity,
         plan=plan,
         existing=existing,

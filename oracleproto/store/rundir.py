@@ -23,6 +23,9 @@ LOGS_DIR = "logs"
 CASSETTES_DIR = "cassettes"
 #: Our addition: held (fcntl) by the one process writing the run; not published (attestation, bundles).
 WRITER_LOCK = ".lock"
+#: Sub-folders holding a run's data: non-empty in a directory without a manifest means not ours.
+_DATA_DIRS = frozenset({DB_DIR, ANALYSIS_DIR, LOGS_DIR})
+_LAYOUT_NAMES = _DATA_DIRS | {CASSETTES_DIR, WRITER_LOCK}
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,61 @@ class RunDir:
             sub.mkdir(parents=True, exist_ok=True)
         return run
 
+    @classmethod
+    def at(cls, runs_root: Path, run_id: str) -> RunDir:
+        """The run directory ``runs_root/run_id``, which may not exist yet; nothing is created."""
+        return cls(runs_root / validate_run_id(run_id), run_id)
+
+    def existing_manifest(self) -> Manifest | None:
+        """The manifest of a run to resume; None when there is no run here yet. Reads only.
+
+        A directory without a manifest is accepted only when it holds nothing but our layout
+        before any run data: the folder names of a run, empty ``db/``, ``analysis/`` and
+        ``logs/`` (a start interrupted before its manifest), and possibly cassettes (prepared
+        for a replay). Anything else belongs to someone else, and nothing may be written into it.
+        """
+        if not self.root.exists():
+            return None
+        if not self.root.is_dir():
+            raise StoreError(f"{self.root}: exists and is not a directory; remove it or pick another run id")
+        if self.manifest_path.is_file():
+            return self.load_manifest()
+        foreign = sorted(
+            child.name
+            for child in self.root.iterdir()
+            if child.name not in _LAYOUT_NAMES
+            or (child.name in _DATA_DIRS and (not child.is_dir() or any(child.iterdir())))
+            or (child.name == CASSETTES_DIR and not child.is_dir())
+        )
+        if foreign:
+            shown = ", ".join(foreign[:5]) + (f" and {len(foreign) - 5} more" if len(foreign) > 5 else "")
+            raise StoreError(
+                f"{self.root} exists but is not an oracleproto run directory (no {MANIFEST_NAME}; it holds "
+                f"{shown}); nothing was written to it. Pick another run id (or leave out --run-id for a "
+                "new one) or another runs root"
+            )
+        return None
+
+    def refuse_if_being_written(self) -> None:
+        """Refuse at once when another process holds the writer lock; creates nothing."""
+        path = self.root / WRITER_LOCK
+        try:
+            handle = path.open("r", encoding="utf-8")
+        except FileNotFoundError:
+            return
+        with handle:
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise self._being_written(path, handle.read().strip()) from None
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+    def _being_written(self, path: Path, holder: str) -> StoreError:
+        return StoreError(
+            f"run {self.run_id} is being written by another process (pid {holder or 'unknown'}, "
+            f"lock {path}); wait for it to finish or stop it, then rerun with the same --run-id"
+        )
+
     @contextmanager
     def writer_lock(self) -> Iterator[None]:
         """Hold the run's writer lock: a second process writing the same run id is refused at once.
@@ -58,11 +116,7 @@ class RunDir:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 handle.seek(0)
-                holder = handle.read().strip() or "unknown"
-                raise StoreError(
-                    f"run {self.run_id} is being written by another process (pid {holder}, lock {path}); "
-                    "wait for it to finish or stop it, then rerun with the same --run-id"
-                ) from None
+                raise self._being_written(path, handle.read().strip()) from None
             handle.seek(0)
             handle.truncate()
             handle.write(f"{os.getpid()}\n")

@@ -1,0 +1,251 @@
+"""Refuse to resume a run with settings that differ from the ones it was started with.
+
+Two sources are compared with what this session would write: the manifest (dataset hashes,
+models, training cutoffs, n, filters, grid, protocol hashes, refresh) and the ``config_snapshot``
+of every per-model DB's ``run_meta`` (every setting ``setting_roles`` marks as identity). The
+check only reads: it runs before the run directory is created or locked, so a refused resume
+leaves no byte behind. A setting absent from the stored snapshot (runs written by the earlier
+implementation, or by an oracleproto that did not have it yet) is not a difference.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from oracleproto.errors import StoreError
+from oracleproto.runner.setting_roles import (
+    DETECTOR_ONLY,
+    SECTIONS,
+    TOP_LEVEL_ALIASES,
+    Setting,
+    compared_settings,
+    env_name,
+)
+from oracleproto.store import Manifest, RunDir
+from oracleproto.store.peek import peek_config_snapshot
+from oracleproto.transport.keys import normalise_host, normalise_path
+
+_MISSING: Any = object()
+_MAX_SHOWN = 100
+_COMPARED = {(s.section, s.field): s for s in compared_settings()}
+
+
+@dataclass(frozen=True)
+class SettingChange:
+    """One setting that differs between the stored run and this session."""
+
+    name: str
+    old: str
+    new: str
+
+    def __str__(self) -> str:
+        return f"{self.name}: {self.old} → {self.new}"
+
+
+def show(value: Any) -> str:
+    """A value as a user would write it in the environment (lists comma-separated), shortened."""
+    if value is None or value == "":
+        text = "(unset)"
+    elif isinstance(value, bool):
+        text = "true" if value else "false"
+    elif isinstance(value, list):
+        text = ",".join(show(v) for v in value) or "(empty)"
+    elif isinstance(value, dict):
+        text = ",".join(f"{k}={show(v)}" for k, v in sorted(value.items())) or "(empty)"
+    elif isinstance(value, str):
+        text = value
+    else:
+        text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= _MAX_SHOWN else text[: _MAX_SHOWN - 1] + "…"
+
+
+def _plain(value: Any) -> Any:
+    """JSON round trip, so a stored (decoded) and a fresh (Python) snapshot compare alike."""
+    return json.loads(json.dumps(value, default=str))
+
+
+def _flat_value(snapshot: dict[str, Any], setting: Setting) -> Any:
+    """A setting from the earlier implementation's flat snapshot (``LLM_TEMPERATURE``: …), validated."""
+    wanted = setting.env_name.lower()
+    raw = next((v for k, v in snapshot.items() if isinstance(k, str) and k.lower() == wanted), _MISSING)
+    if raw is _MISSING:
+        return _MISSING
+    try:
+        parsed = SECTIONS[setting.section].from_values({setting.field: raw})  # type: ignore[attr-defined]
+    except ValueError:
+        return _MISSING  # a value we cannot read is not compared
+    return parsed.model_dump(mode="json")[setting.field]
+
+
+def stored_value(snapshot: dict[str, Any], setting: Setting) -> Any:
+    """The value ``snapshot`` holds for ``setting`` (ours, or the earlier flat layout), else missing."""
+    section = snapshot.get(setting.section)
+    if isinstance(section, dict) and setting.field in section:
+        return _plain(section[setting.field])
+    alias = TOP_LEVEL_ALIASES.get((setting.section, setting.field))
+    if alias is not None and alias in snapshot:
+        return _plain(snapshot[alias])
+    return _flat_value(snapshot, setting)
+
+
+def _endpoint(url: Any) -> Any:
+    """What the cassette keys see of a base URL: host (loopback ports dropped) and path."""
+    if not isinstance(url, str) or not url:
+        return url or None
+    return normalise_host(url) + normalise_path(url)
+
+
+def _compared(snapshot: dict[str, Any], setting: Setting) -> Any:
+    value = stored_value(snapshot, setting)
+    if setting.role != "endpoint" or value is _MISSING:
+        return value
+    if setting.section == "detector" and not value:
+        # An empty detector URL means the LLM's.
+        value = stored_value(snapshot, _COMPARED["llm", "base_url"])
+        if value is _MISSING:
+            return _MISSING
+    return _endpoint(value)
+
+
+def settings_changes(stored: dict[str, Any], fresh: dict[str, Any]) -> list[SettingChange]:
+    """Identity settings whose stored value differs from this session's (absent = unknown = same)."""
+    detector = _COMPARED["detector", "enabled"]
+    detector_on = stored_value(stored, detector) is not False and stored_value(fresh, detector) is not False
+    changes: list[SettingChange] = []
+    for setting in _COMPARED.values():
+        if setting.section == "detector" and setting.field in DETECTOR_ONLY and not detector_on:
+            continue
+        old, new = _compared(stored, setting), _compared(fresh, setting)
+        if old is not _MISSING and new is not _MISSING and old != new:
+            changes.append(SettingChange(setting.env_name, show(old), show(new)))
+    prompt = "leak_detector_prompt_hash"
+    old_prompt, new_prompt = stored.get(prompt), fresh.get(prompt)
+    if detector_on and old_prompt is not None and new_prompt is not None and old_prompt != new_prompt:
+        changes.append(
+            SettingChange(
+                "leak detector prompt (sha256-16 of this oracleproto's detector template)",
+                show(old_prompt),
+                show(new_prompt),
+            )
+        )
+    return changes
+
+
+def _short_hash(value: Any) -> str:
+    return f"{value[:12]}…" if isinstance(value, str) and len(value) > 12 else show(value)
+
+
+def _protocol(value: Any) -> str:
+    return "off" if value is None else _short_hash(value)
+
+
+def manifest_changes(existing: Manifest, fresh: Manifest) -> list[SettingChange]:
+    """The manifest's identity keys that differ, named as the user sets them."""
+    old, new = existing.model_dump(mode="json"), fresh.model_dump(mode="json")
+    changes: list[SettingChange] = []
+
+    def compare(name: str, a: Any, b: Any, render: Any = show) -> None:
+        if a != b:
+            changes.append(SettingChange(name, render(a), render(b)))
+
+    hashes_old, hashes_new = old["hashes"], new["hashes"]
+    compare(
+        "SOURCE_DB (sha256 of the dataset file)",
+        hashes_old["source_db"],
+        hashes_new["source_db"],
+        _short_hash,
+    )
+    compare(
+        "dataset metadata (sha256 of features_json)",
+        hashes_old["metadata"],
+        hashes_new["metadata"],
+        _short_hash,
+    )
+    compare(
+        "dataset prompt templates (sha256)",
+        hashes_old["prompt_templates"],
+        hashes_new["prompt_templates"],
+        _short_hash,
+    )
+    compare(env_name("llm", "models"), old["grid"]["real_models"], new["grid"]["real_models"])
+    compare(env_name("llm", "training_cutoffs"), old["model_training_cutoffs"], new["model_training_cutoffs"])
+    compare(env_name("run", "sampling_n"), old["sampling_n"], new["sampling_n"])
+    compare(env_name("run", "grid_r_list"), old["grid"]["r_list"], new["grid"]["r_list"])
+    compare(env_name("run", "grid_c_list"), old["grid"]["c_list"], new["grid"]["c_list"])
+    filters_old, filters_new = old["filters"], new["filters"]
+    compare(env_name("run", "question_types"), filters_old["question_types"], filters_new["question_types"])
+    compare(env_name("run", "choice_types"), filters_old["choice_types"], filters_new["choice_types"])
+    if not changes and filters_old["question_ids"] != filters_new["question_ids"]:
+        compare(
+            "questions selected (SOURCE_DB / SOURCE_TABLE)",
+            f"{filters_old['question_count']} questions",
+            f"{filters_new['question_count']} questions"
+            + (" (other ids)" if filters_old["question_count"] == filters_new["question_count"] else ""),
+        )
+    compare(_REFLECTION, old["reflection_protocol_hash"], new["reflection_protocol_hash"], _protocol)
+    compare(_BELIEF, old["belief_protocol_hash"], new["belief_protocol_hash"], _protocol)
+    compare("refresh (--refresh / --select)", old.get("refresh"), new.get("refresh"), _refresh)
+    if not changes and old["model_files"] != new["model_files"]:
+        compare("model_files", old["model_files"], new["model_files"])
+    return changes
+
+
+_REFLECTION = "reflection protocol (sha256-16; ENABLE_REFLECTION_PROTOCOL)"
+_BELIEF = "belief protocol (sha256-16; ENABLE_BELIEF_PROTOCOL)"
+#: A manifest line left out when the setting that caused it is listed (one change, one line).
+_IMPLIED_BY = {
+    _REFLECTION: env_name("react", "reflection_protocol"),
+    _BELIEF: env_name("react", "belief_protocol"),
+}
+
+
+def _refresh(value: Any) -> str:
+    if not isinstance(value, dict):
+        return "(not a refresh)"
+    selection = " ".join(f"--select {c}" for c in value.get("selection") or []) or "no --select"
+    return f"refresh of {value.get('of')} ({selection}, generation {value.get('generation')})"
+
+
+def stored_snapshots(run: RunDir, manifest: Manifest) -> list[dict[str, Any]]:
+    """The config snapshot of every per-model DB the run has written so far (read only)."""
+    snapshots: list[dict[str, Any]] = []
+    for slug in manifest.models:
+        name = manifest.model_files.get(slug)
+        if name is None or Path(name).name != name:
+            continue  # the manifest comparison (or the run itself) reports a broken model_files
+        snapshot = peek_config_snapshot(run.db_dir / name)
+        if snapshot is not None:
+            snapshots.append(snapshot)
+    return snapshots
+
+
+def resume_changes(
+    run: RunDir, existing: Manifest, fresh: Manifest, snapshot: dict[str, Any]
+) -> list[SettingChange]:
+    """Every identity difference between the run on disk and this session, each named once."""
+    changes = manifest_changes(existing, fresh)
+    for stored in stored_snapshots(run, existing):
+        changes.extend(settings_changes(stored, snapshot))
+    named = {change.name for change in changes}
+    unique: dict[str, SettingChange] = {}
+    for change in changes:
+        if _IMPLIED_BY.get(change.name) not in named:
+            unique.setdefault(change.name, change)
+    return list(unique.values())
+
+
+def check_resume(run: RunDir, existing: Manifest, fresh: Manifest, snapshot: dict[str, Any]) -> None:
+    """Raise :class:`StoreError` listing each changed identity setting (``NAME: old → new``)."""
+    changes = resume_changes(run, existing, fresh, snapshot)
+    if not changes:
+        return
+    listed = "\n".join(f"  {change}" for change in changes)
+    raise StoreError(
+        f"run {existing.run_id} cannot be resumed: it was started with different settings, and "
+        f"resuming would mix two configurations in one run:\n{listed}\n"
+        "Nothing was written. To resume it, rerun with the settings it was started with; to use the "
+        "new settings, start a new run (leave out --run-id, or give a new run id)."
+    )
