@@ -84,6 +84,19 @@ def check_run_id(ctx: click.Context, param: click.Parameter, value: str | None) 
         raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
 
 
+def _require_recording(run_id: str | None, runs_root: Path) -> None:
+    """Replay mode re-executes a recorded run: refuse, before writing anything, when there is none."""
+    hint = (
+        "replay mode (the default, ORACLEPROTO_MODE=replay) re-executes a recorded run from its "
+        "cassettes: pass --run-id of a recorded run under the runs root (or use `oracleproto replay RUN`), "
+        "or record a new run with --record"
+    )
+    if run_id is None:
+        raise click.UsageError(f"no run to replay; {hint}")
+    if not (runs_root / run_id).is_dir():
+        raise click.UsageError(f"no run {run_id} under {runs_root} to replay; {hint}")
+
+
 def _print_tables(run: RunDir) -> None:
     result = analyze_run(run.root, bootstrap_samples=0)
     for name in MAIN_TABLES:
@@ -148,6 +161,8 @@ def run_command(
         run_refresh(refresh_opts, clock=SystemClock(), rand=secrets.SystemRandom())
         return
     chosen: CacheMode = mode or settings.run.mode
+    if chosen == "replay":
+        _require_recording(run_id, runs_root or settings.run.runs_root)
     options = RunOptions(
         settings=settings,
         source_db=resolve_dataset(dataset, settings),

@@ -77,8 +77,12 @@ def resolve_identity(
         and (not wanted_choices or q.choice_type in wanted_choices)
     )
     if not selected:
+        types = ", ".join(sorted({q.question_type for q in questions}))
+        choices = ", ".join(sorted({q.choice_type for q in questions}))
         raise ConfigError(
-            f"no question of {source_db} matches QUESTION_TYPES={wanted_types} CHOICE_TYPES={wanted_choices}"
+            f"no question of {source_db} matches QUESTION_TYPES={wanted_types} CHOICE_TYPES={wanted_choices} "
+            f"(its {len(questions)} questions have question types {types} and choice types {choices}); "
+            "change or unset those filters"
         )
     cutoffs: dict[str, Any] = {}
     for model in settings.llm.models:

@@ -33,6 +33,11 @@ ROW = (
 TEMPLATE_KEYS = ("prompt_template", "agent_role", "output_format_single", "output_format_multi")
 
 
+#: ``run`` in replay mode (the default) needs a run to replay: its folder is enough to get past that.
+REPLAY = ("--run-id", RUN_ID, "--runs-root", "runs")
+RECORDED = mkdir(f"runs/{RUN_ID}")
+
+
 def _db_setups() -> dict[str, tuple[object, str]]:
     """Broken source DBs at ``x.db`` and the message each must give."""
     return {
@@ -75,10 +80,10 @@ def dataset_cases() -> list[Case]:
         cases.append(
             Case(
                 f"run:dataset-{name}",
-                ("run", "--dataset", db, "--no-progress"),
+                ("run", *REPLAY, "--dataset", db, "--no-progress"),
                 2,
                 message,
-                setup,  # type: ignore[arg-type]
+                all_of(RECORDED, setup) if setup else RECORDED,  # type: ignore[arg-type]
             )
         )
     validate_more = [
@@ -445,26 +450,41 @@ def run_cases() -> list[Case]:
         Case("run:run-id-uppercase", ("run", "--run-id", "20260101-000000-DE00"), 2, run_id_message),
         Case("run:run-id-empty", ("run", "--run-id", ""), 2, run_id_message),
         Case("run:run-id-missing-value", ("run", "--run-id"), 2, "Option '--run-id' requires an argument"),
-        Case("run:no-models", ("run", "--no-progress"), 2, "no models to run; set MODELS"),
+        Case("run:no-models", ("run", *REPLAY, "--no-progress"), 2, "no models to run; set MODELS", RECORDED),
         Case(
-            "run:model-without-cutoff",
+            "run:replay-without-run-id",
             ("run", "--no-progress"),
             2,
+            "no run to replay; replay mode (the default",
+        ),
+        Case(
+            "run:replay-unknown-run-id",
+            ("run", "--run-id", "20990101-000000-0000", "--no-progress"),
+            2,
+            "no run 20990101-000000-0000 under runs to replay",
+        ),
+        Case(
+            "run:model-without-cutoff",
+            ("run", *REPLAY, "--no-progress"),
+            2,
             "MODEL_TRAINING_CUTOFFS has no cutoff for 'm'",
+            RECORDED,
             env={"MODELS": "m"},
         ),
         Case(
             "run:cutoff-month-13",
-            ("run", "--no-progress"),
+            ("run", *REPLAY, "--no-progress"),
             2,
             "training cutoff '2026-13' is not a date; use YYYY-MM-DD, or YYYY-MM",
+            RECORDED,
             env={"MODELS": "m", "MODEL_TRAINING_CUTOFFS": "m=2026-13"},
         ),
         Case(
             "run:question-types-match-nothing",
-            ("run", "--no-progress"),
+            ("run", *REPLAY, "--no-progress"),
             2,
-            "QUESTION_TYPES=['nope']",
+            "matches QUESTION_TYPES=['nope'] CHOICE_TYPES=None (its 16 questions have question types",
+            RECORDED,
             env={"QUESTION_TYPES": "nope"},
         ),
         Case(
@@ -495,9 +515,9 @@ def run_cases() -> list[Case]:
         Case("run:runs-root-is-a-file", ("run", "--runs-root", "f"), 2, "is a file", write("f", "x")),
         Case(
             "run:runs-root-under-a-file",
-            ("run", "--runs-root", "f/runs", "--no-progress"),
+            ("run", "--run-id", RUN_ID, "--runs-root", "f/runs", "--no-progress"),
             2,
-            "f is a file, not a directory; remove it",
+            f"no run {RUN_ID} under f/runs to replay",
             write("f", "x"),
             env={"MODELS": "m", "MODEL_TRAINING_CUTOFFS": "m=2025-01"},
         ),
