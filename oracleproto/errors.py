@@ -18,6 +18,7 @@ OracleprotoError
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from enum import StrEnum
 
 
@@ -91,11 +92,23 @@ class BrowsingBarrierError(ProviderError):
 class CallFailedError(ProviderError):
     """A logical call ended in a terminal failure of the given kind."""
 
-    def __init__(self, kind: ErrorKind, message: str, *, status_code: int | None = None) -> None:
+    def __init__(
+        self,
+        kind: ErrorKind,
+        message: str,
+        *,
+        status_code: int | None = None,
+        latency_ms: int | None = None,
+        received_at: datetime | None = None,
+    ) -> None:
         self.kind = kind
         self.status_code = status_code
         #: The message without the ``kind:`` prefix (for wrappers that add their own context).
         self.detail = message
+        #: Latency and time of the call's final outcome (recorded under the record/replay cache);
+        #: ``received_at`` stamps a sample that ends on this failure.
+        self.latency_ms = latency_ms
+        self.received_at = received_at
         super().__init__(f"{kind.value}: {message}")
 
 

@@ -128,10 +128,12 @@ async def run_sample(
     except AuthError:
         raise
     except CallFailedError as exc:
-        last = trajectory.last
-        return SampleResult.empty(
-            error=exc.kind.value, created_at=last.received_at if last is not None else clock.now()
-        )
+        # The sample ends when its failed call's final outcome arrived: the recorded time the
+        # provider attaches (the sample may have had no successful LLM call at all).
+        ended = exc.received_at
+        if ended is None:
+            ended = trajectory.last.received_at if trajectory.last is not None else clock.now()
+        return SampleResult.empty(error=exc.kind.value, created_at=ended)
     return trajectory.result(
         letters=letters,
         search_calls=state.search_records,

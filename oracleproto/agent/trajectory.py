@@ -3,7 +3,8 @@
 Latency is the sum of the *recorded* latencies of the LLM turns and search calls on the path
 (``ChatResponse.latency_ms``, ``SearchOutcome.latency_ms``), never the wall clock, so a replayed
 sample reproduces the stored value byte for byte. ``created_at`` is likewise the recorded
-``received_at`` of the last LLM response.
+``received_at`` of the last LLM response. docs/design.md ("Time is data") defines both, retries
+and shared calls included.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from oracleproto.hashing import sha256_16
 from oracleproto.providers.barrier import assert_detector_safe
 from oracleproto.providers.chat_parse import ErrorInBodyError, MalformedBodyError, parse_chat_completion
 from oracleproto.providers.classify import classify_error, classify_status
-from oracleproto.providers.timing import backoff_delay, response_timing
+from oracleproto.providers.timing import backoff_delay, call_timing
 from oracleproto.providers.types import SearchResult
 from oracleproto.settings import DetectorSettings, LLMSettings
 from oracleproto.transport.extensions import served_from_cassette
@@ -194,6 +194,7 @@ class LeakDetector:
             while True:
                 call.attempt = attempt
                 response: httpx.Response | None = None
+                error: BaseException | None = None
                 retryable = True
                 try:
                     response = await self._client.post(
@@ -202,6 +203,7 @@ class LeakDetector:
                 except (httpx.TransportError, TimeoutError) as exc:
                     kind: str = classify_error(exc).value
                     retryable = not served_from_cassette(exc=exc)
+                    error = exc
                 else:
                     if response.status_code == 200:
                         kind, verdict, retryable = self._read(response, started)
@@ -215,14 +217,14 @@ class LeakDetector:
                     # A replayed outcome is already final: the recording holds its retries.
                     retryable = retryable and not served_from_cassette(response)
                 if not retryable or attempt >= self._settings.retry_max:
-                    latency, _ = response_timing(response, self._clock, started)
+                    latency, _ = call_timing(self._clock, started, response=response, exc=error)
                     return Verdict(f"failed:{kind}", "", kind, latency)
                 await self._clock.sleep(backoff_delay(self._settings.backoff_s, attempt))
                 attempt += 1
 
     def _read(self, response: httpx.Response, started: float) -> tuple[str, Verdict | None, bool]:
         """(failure kind, verdict, retryable) of a 200 reply."""
-        latency, received = response_timing(response, self._clock, started)
+        latency, received = call_timing(self._clock, started, response=response)
         try:
             chat = parse_chat_completion(response.content, latency_ms=latency, received_at=received)
         except ErrorInBodyError as exc:

@@ -19,7 +19,7 @@ from oracleproto.hashing import canonical_json, redact_secret, sha256_hex
 from oracleproto.providers.barrier import assert_no_browsing
 from oracleproto.providers.chat_parse import ErrorInBodyError, MalformedBodyError, parse_chat_completion
 from oracleproto.providers.classify import classify_error, classify_status
-from oracleproto.providers.timing import backoff_delay, parse_retry_after, response_timing
+from oracleproto.providers.timing import backoff_delay, call_timing, parse_retry_after
 from oracleproto.providers.types import ChatResponse, Message, ToolSchema
 from oracleproto.settings import LLMSettings
 from oracleproto.transport.extensions import served_from_cassette
@@ -138,10 +138,11 @@ class OpenAIChatClient:
                 except (httpx.TransportError, TimeoutError) as exc:
                     kind, detail = classify_error(exc), f"{type(exc).__name__}: {exc}"
                     replayed = served_from_cassette(exc=exc)
+                    latency, received = call_timing(self._clock, started, exc=exc)
                 else:
                     replayed = served_from_cassette(response)
+                    latency, received = call_timing(self._clock, started, response=response)
                     if response.status_code == 200:
-                        latency, received = response_timing(response, self._clock, started)
                         try:
                             return parse_chat_completion(
                                 response.content, latency_ms=latency, received_at=received
@@ -157,14 +158,19 @@ class OpenAIChatClient:
                 detail = self._scrub(detail)
                 if kind is ErrorKind.AUTH:
                     raise AuthError(f"{model} at {self._url}: {detail}", status_code=status)
-                if kind not in RETRYABLE:
-                    raise CallFailedError(kind, f"{model}: {detail}", status_code=status)
-                if replayed or attempt >= self._settings.retry_max:
+                final = kind not in RETRYABLE
+                if not final and (replayed or attempt >= self._settings.retry_max):
                     # A replayed outcome is already final: the recording holds its retries.
+                    final = True
+                    detail = f"retries exhausted after {attempt + 1} attempts; last {detail}"
+                if final:
+                    # The failure's recorded time travels with it: it stamps a sample that ends here.
                     raise CallFailedError(
                         kind,
-                        f"{model}: retries exhausted after {attempt + 1} attempts; last {detail}",
+                        f"{model}: {detail}",
                         status_code=status,
+                        latency_ms=latency,
+                        received_at=received,
                     )
                 index = used.get(kind, 0)
                 used[kind] = index + 1

@@ -24,7 +24,7 @@ from oracleproto.context import logical_call
 from oracleproto.errors import AuthError, ErrorKind
 from oracleproto.providers.classify import classify_error, classify_status
 from oracleproto.providers.keypool import KeyLease, TavilyKeyPool
-from oracleproto.providers.timing import backoff_delay, elapsed_ms, response_timing
+from oracleproto.providers.timing import backoff_delay, call_timing
 from oracleproto.providers.types import SearchOutcome, SearchResult
 from oracleproto.settings import SearchSettings
 from oracleproto.transport.extensions import served_from_cassette
@@ -81,6 +81,8 @@ class _Attempt:
     response: httpx.Response | None = None
     #: The outcome was replayed from a cassette: it is final, never retried or rotated.
     replayed: bool = False
+    #: The raised error, when there was no usable response (its recorded timing rides on it).
+    error: BaseException | None = None
 
 
 def is_quota_rejection(status: int, body: bytes) -> bool:
@@ -167,7 +169,10 @@ class TavilySearch:
             )
         except (TavilyTimeoutError, httpx.TransportError, TimeoutError) as exc:
             return _Attempt(
-                ErrorKind.NETWORK, f"{type(exc).__name__}: {exc}", replayed=served_from_cassette(exc=exc)
+                ErrorKind.NETWORK,
+                f"{type(exc).__name__}: {exc}",
+                replayed=served_from_cassette(exc=exc),
+                error=exc,
             )
         except Exception as exc:
             response = exchange.response
@@ -176,6 +181,7 @@ class TavilySearch:
                     classify_error(exc),
                     f"{type(exc).__name__}: {exc}",
                     replayed=served_from_cassette(exc=exc),
+                    error=exc,
                 )
             replayed = served_from_cassette(response)
             status = response.status_code
@@ -183,15 +189,22 @@ class TavilySearch:
             detail = f"HTTP {status}: {preview}"
             if status == 200:
                 # tavily-python raised while decoding a 200: a non-JSON (or non-object) body.
-                return _Attempt(ErrorKind.UNKNOWN, f"malformed 200 body: {preview!r}", replayed=replayed)
-            if is_quota_rejection(status, exchange.body):
-                return _Attempt(ErrorKind.RATE_LIMIT, detail, replayed=replayed)
-            return _Attempt(classify_status(status, exchange.body), detail, replayed=replayed)
+                kind, detail = ErrorKind.UNKNOWN, f"malformed 200 body: {preview!r}"
+            elif is_quota_rejection(status, exchange.body):
+                kind = ErrorKind.RATE_LIMIT
+            else:
+                kind = classify_status(status, exchange.body)
+            return _Attempt(kind, detail, response=response, replayed=replayed)
         finally:
             _exchange.reset(token)
         if not isinstance(data, dict):
-            return _Attempt(ErrorKind.UNKNOWN, "Tavily 200 body is not a JSON object")
-        return _Attempt(None, "", data, exchange.response)
+            return _Attempt(
+                ErrorKind.UNKNOWN,
+                "Tavily 200 body is not a JSON object",
+                response=exchange.response,
+                replayed=served_from_cassette(exchange.response),
+            )
+        return _Attempt(None, "", data, exchange.response, replayed=served_from_cassette(exchange.response))
 
     async def search(self, query: str, end_date: date, max_results: int) -> SearchOutcome:
         """Search with the harness-held cutoff; failures come back as ``error_kind`` (auth raises)."""
@@ -202,26 +215,31 @@ class TavilySearch:
         started = self._clock.monotonic()
         retries = 0
         cooldown_waits = 0
+        #: The last attempt: a failed call's latency is the recorded latency of its final outcome.
+        last: _Attempt | None = None
         with logical_call() as call:
             attempt = 0
             while True:
                 lease = self._pool.acquire()  # raises AuthError once every key is dead
                 if lease is None:
                     # Every live key is cooling down. Waiting is bounded so that a pool that
-                    # stays rate-limited ends the call instead of spinning forever.
-                    if cooldown_waits > self._settings.retry_max:
-                        return self._failed(query, end_date, ErrorKind.RATE_LIMIT, started)
+                    # stays rate-limited ends the call instead of spinning forever — but only
+                    # once the call has sent a request: a call that failed without one would
+                    # have no entry, and replay (whose outcomes never cool the pool) would send
+                    # that request and miss.
+                    if cooldown_waits > self._settings.retry_max and last is not None:
+                        return self._failed(query, end_date, ErrorKind.RATE_LIMIT, last, started)
                     cooldown_waits += 1
                     await self._clock.sleep(self._pool.seconds_until_available())
                     continue
                 call.attempt = attempt
                 attempt += 1
-                result = await self._attempt(lease, query, end_date, max_results)
+                result = last = await self._attempt(lease, query, end_date, max_results)
                 if result.kind is None:
                     try:
                         return self._outcome(query, end_date, result, started)
                     except ValueError:
-                        result = _Attempt(ErrorKind.UNKNOWN, "malformed Tavily results")
+                        result.kind, result.detail = ErrorKind.UNKNOWN, "malformed Tavily results"
                 if result.replayed:
                     # A replayed outcome is final (the recording holds the retries and key swaps).
                     if result.kind is ErrorKind.AUTH:
@@ -229,7 +247,7 @@ class TavilySearch:
                             f"Tavily rejected every key when this call was recorded: {result.detail}"
                         )
                     assert result.kind is not None
-                    return self._failed(query, end_date, result.kind, started)
+                    return self._failed(query, end_date, result.kind, result, started)
                 if result.kind is ErrorKind.AUTH:
                     self._pool.report_auth_failure(lease)
                     continue
@@ -241,12 +259,12 @@ class TavilySearch:
                     retries += 1
                     continue
                 assert result.kind is not None
-                return self._failed(query, end_date, result.kind, started)
+                return self._failed(query, end_date, result.kind, result, started)
 
     def _outcome(self, query: str, end_date: date, attempt: _Attempt, started: float) -> SearchOutcome:
         results = parse_results(attempt.data, self._settings.result_max_chars)
         answer = attempt.data.get("answer")
-        latency, _ = response_timing(attempt.response, self._clock, started)
+        latency, _ = call_timing(self._clock, started, response=attempt.response)
         return SearchOutcome(
             query=query,
             end_date=end_date,
@@ -258,7 +276,14 @@ class TavilySearch:
             latency_ms=latency,
         )
 
-    def _failed(self, query: str, end_date: date, kind: ErrorKind, started: float) -> SearchOutcome:
+    def _failed(
+        self, query: str, end_date: date, kind: ErrorKind, last: _Attempt | None, started: float
+    ) -> SearchOutcome:
+        # The recorded latency of the final attempt's entry covers every attempt and backoff
+        # before it; a wait for a cooling key pool *after* it is not part of any recording.
+        response = last.response if last is not None else None
+        error = last.error if last is not None else None
+        latency, _ = call_timing(self._clock, started, response=response, exc=error)
         return SearchOutcome(
             query=query,
             end_date=end_date,
@@ -267,5 +292,5 @@ class TavilySearch:
             published_dates_raw=(),
             audit=None,
             error_kind=kind.value,
-            latency_ms=elapsed_ms(self._clock, started),
+            latency_ms=latency,
         )

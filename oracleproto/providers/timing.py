@@ -10,7 +10,7 @@ from email.utils import parsedate_to_datetime
 import httpx
 
 from oracleproto.clock import Clock
-from oracleproto.transport.extensions import LATENCY_MS, RECORDED_AT
+from oracleproto.transport.extensions import recorded_timing
 
 
 def backoff_delay(sequence: Sequence[float], index: int) -> float:
@@ -47,23 +47,27 @@ def elapsed_ms(clock: Clock, started: float) -> int:
     return max(0, round((clock.monotonic() - started) * 1000))
 
 
-def response_timing(response: httpx.Response | None, clock: Clock, started: float) -> tuple[int, datetime]:
-    """Latency and receive time: recorded values from the transport when present, else measured.
+def call_timing(
+    clock: Clock,
+    started: float,
+    *,
+    response: httpx.Response | None = None,
+    exc: BaseException | None = None,
+) -> tuple[int, datetime]:
+    """Latency and receive time of a logical call's final outcome (a response or a raised error).
 
-    Replay serves recorded extensions, so outputs stay byte-identical across replays.
+    Under the record/replay transport both come from the entry that served the outcome (its
+    ``latency_ms`` and ``recorded_at``, set on live and replayed outcomes alike), so outputs are
+    byte-identical across record and replay. Only without that transport (a mock in unit tests)
+    are they measured on the clock.
     """
-    latency = elapsed_ms(clock, started)
-    received = clock.now()
-    if response is not None:
-        recorded_latency = response.extensions.get(LATENCY_MS)
-        if isinstance(recorded_latency, int) and not isinstance(recorded_latency, bool):
-            latency = recorded_latency
-        recorded_at = response.extensions.get(RECORDED_AT)
-        if isinstance(recorded_at, str):
-            try:
-                parsed = datetime.fromisoformat(recorded_at)
-            except ValueError:
-                parsed = None
-            if parsed is not None:
-                received = parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-    return latency, received
+    recorded = recorded_timing(response, exc)
+    if recorded is not None:
+        latency, stamp = recorded
+        try:
+            parsed = datetime.fromisoformat(stamp)
+        except ValueError:
+            parsed = None
+        if parsed is not None:
+            return latency, parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    return elapsed_ms(clock, started), clock.now()

@@ -1,4 +1,5 @@
-"""Fault injection: seeded, hash-based decisions on latency, 5xx, 429, timeouts.
+"""Fault injection: seeded, hash-based decisions on latency, 5xx, 429, timeouts, broken connections
+and broken bodies, and keys revoked from the start or mid-run.
 
 A decision depends on the server seed, the request's content hash and the attempt index of
 that content (how many times the same bytes arrived before). A retried request therefore
@@ -22,6 +23,10 @@ class Fault(StrEnum):
     SERVER_5XX = "server_5xx"
     RATE_LIMIT = "rate_limit"
     TIMEOUT = "timeout"
+    RESET = "reset"
+    RESET_MID_BODY = "reset_mid_body"
+    TRUNCATED = "truncated"
+    MALFORMED = "malformed"
 
 
 @dataclass(frozen=True)
@@ -38,26 +43,62 @@ class FaultConfig:
     """Fraction answered with HTTP 429 and a ``Retry-After`` header."""
     fail_timeout: float = 0.0
     """Fraction that never gets an answer (see ``timeout_mode``)."""
-    retry_after_s: int = 1
-    """Value of the ``Retry-After`` header on injected 429s."""
+    fail_reset: float = 0.0
+    """Fraction whose connection is reset (TCP RST) before any response byte."""
+    fail_reset_mid_body: float = 0.0
+    """Fraction that gets the status line, headers and half the body, then a TCP RST."""
+    fail_truncated: float = 0.0
+    """Fraction that gets headers announcing the full ``Content-Length`` but only half the body,
+    then a clean close (a body cut short by a proxy or a dying upstream)."""
+    fail_malformed: float = 0.0
+    """Fraction answered HTTP 200 with a body that is not valid JSON."""
+    retry_after_s: int | None = 1
+    """Value of the ``Retry-After`` header on injected 429s; ``None`` sends no header."""
     timeout_mode: Literal["drop", "hang"] = "drop"
     """``drop`` closes the socket at once; ``hang`` waits ``hang_s`` first, then drops."""
     hang_s: float = 5.0
     """How long a ``hang`` timeout holds the connection (set it above the client timeout)."""
     revoked_keys: frozenset[str] = frozenset()
     """API keys answered with 401 in the provider's real error shape."""
+    revoked_after: int = 0
+    """Requests to the service that ``revoked_keys`` still serve before the first 401 (0: revoked
+    from the start; N: a key revoked mid-run)."""
 
     def __post_init__(self) -> None:
-        for name in ("fail_5xx", "fail_429", "fail_timeout"):
+        for name in _RATE_FIELDS:
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} must be a fraction in [0, 1], got {value}")
-        if self.fail_5xx + self.fail_429 + self.fail_timeout > 1.0:
-            raise ValueError("fail_5xx + fail_429 + fail_timeout must not exceed 1")
+        if sum(getattr(self, name) for name in _RATE_FIELDS) > 1.0:
+            raise ValueError(f"{' + '.join(_RATE_FIELDS)} must not exceed 1")
         if self.latency_ms < 0 or self.jitter_ms < 0 or self.hang_s < 0:
             raise ValueError("latency_ms, jitter_ms and hang_s must be >= 0")
-        if self.retry_after_s < 0:
+        if self.retry_after_s is not None and self.retry_after_s < 0:
             raise ValueError("retry_after_s must be >= 0")
+        if self.revoked_after < 0:
+            raise ValueError("revoked_after must be >= 0")
+
+
+#: The rate knobs in the order a draw walks them: new kinds go last, so adding one never
+#: changes the faults an existing configuration injects.
+_RATE_FIELDS = (
+    "fail_5xx",
+    "fail_429",
+    "fail_timeout",
+    "fail_reset",
+    "fail_reset_mid_body",
+    "fail_truncated",
+    "fail_malformed",
+)
+_FAULT_OF_RATE = {
+    "fail_5xx": Fault.SERVER_5XX,
+    "fail_429": Fault.RATE_LIMIT,
+    "fail_timeout": Fault.TIMEOUT,
+    "fail_reset": Fault.RESET,
+    "fail_reset_mid_body": Fault.RESET_MID_BODY,
+    "fail_truncated": Fault.TRUNCATED,
+    "fail_malformed": Fault.MALFORMED,
+}
 
 
 @dataclass(frozen=True)
@@ -88,11 +129,19 @@ class FaultInjector:
         cfg = self.config
         delay_s = (cfg.latency_ms + cfg.jitter_ms * rng.unit("jitter", *parts)) / 1000.0
         draw = rng.unit("fault", *parts)
-        if draw < cfg.fail_5xx:
-            return FaultDecision(Fault.SERVER_5XX, delay_s, rng.pick(_5XX_STATUSES, "status", *parts))
-        if draw < cfg.fail_5xx + cfg.fail_429:
-            return FaultDecision(Fault.RATE_LIMIT, delay_s, 429)
-        if draw < cfg.fail_5xx + cfg.fail_429 + cfg.fail_timeout:
-            hang = cfg.hang_s if cfg.timeout_mode == "hang" else 0.0
-            return FaultDecision(Fault.TIMEOUT, delay_s + hang, 0)
+        bound = 0.0
+        for name in _RATE_FIELDS:
+            bound += getattr(cfg, name)
+            if draw < bound:
+                return self._decision(_FAULT_OF_RATE[name], delay_s, parts)
         return FaultDecision(Fault.NONE, delay_s)
+
+    def _decision(self, fault: Fault, delay_s: float, parts: tuple[object, ...]) -> FaultDecision:
+        if fault is Fault.SERVER_5XX:
+            return FaultDecision(fault, delay_s, rng.pick(_5XX_STATUSES, "status", *parts))
+        if fault is Fault.RATE_LIMIT:
+            return FaultDecision(fault, delay_s, 429)
+        if fault is Fault.TIMEOUT:
+            hang = self.config.hang_s if self.config.timeout_mode == "hang" else 0.0
+            return FaultDecision(fault, delay_s + hang, 0)
+        return FaultDecision(fault, delay_s, 0 if fault is Fault.RESET else 200)

@@ -7,6 +7,8 @@ real sockets on loopback: clients exercise their real httpx code paths.
 
 from __future__ import annotations
 
+import socket
+import struct
 import sys
 import threading
 import time
@@ -32,6 +34,8 @@ class LoopbackResponse:
     """An HTTP response to send; ``delay_s`` sleeps before sending (latency injection).
 
     ``drop_connection`` closes the socket without a response (a network failure).
+    ``body_sent`` sends only that many body bytes (the headers still announce the full length),
+    then closes. ``reset`` makes either close a TCP RST instead of an orderly FIN.
     """
 
     status: int = 200
@@ -39,6 +43,8 @@ class LoopbackResponse:
     headers: dict[str, str] = field(default_factory=lambda: {"Content-Type": "application/json"})
     delay_s: float = 0.0
     drop_connection: bool = False
+    body_sent: int | None = None
+    reset: bool = False
 
 
 Handler = Callable[[LoopbackRequest], LoopbackResponse]
@@ -63,14 +69,27 @@ class _RequestHandler(BaseHTTPRequestHandler):
         if response.delay_s:
             time.sleep(response.delay_s)
         if response.drop_connection:
-            self.close_connection = True
+            self._hang_up(reset=response.reset)
             return
         self.send_response(response.status)
         for name, value in response.headers.items():
             self.send_header(name, value)
         self.send_header("Content-Length", str(len(response.body)))
         self.end_headers()
-        self.wfile.write(response.body)
+        if response.body_sent is None:
+            self.wfile.write(response.body)
+            return
+        self.wfile.write(response.body[: response.body_sent])
+        self._hang_up(reset=response.reset)
+
+    def _hang_up(self, *, reset: bool) -> None:
+        """End the connection here: an orderly close, or a TCP RST (linger 0) when ``reset``."""
+        self.close_connection = True
+        if reset:
+            self.wfile.flush()
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            # Closing now sends the RST; socketserver's later shutdown/close of it are no-ops.
+            self.connection.close()
 
     # http.server dispatches on these exact names.
     do_GET = _handle  # noqa: N815

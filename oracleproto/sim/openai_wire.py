@@ -149,11 +149,12 @@ def missing_key_body() -> bytes:
     )
 
 
-def rate_limit_body(model: str, retry_after_s: int) -> bytes:
-    """The 429 body of a requests-per-minute limit."""
+def rate_limit_body(model: str, retry_after_s: int | None) -> bytes:
+    """The 429 body of a requests-per-minute limit (``None``: the body names no wait either)."""
+    wait = "later" if retry_after_s is None else f"in {retry_after_s}s"
     return error_body(
         f"Rate limit reached for {model} on requests per min (RPM): Limit 500, Used 500, Requested 1. "
-        f"Please try again in {retry_after_s}s.",
+        f"Please try again {wait}.",
         "requests",
         "rate_limit_exceeded",
     )

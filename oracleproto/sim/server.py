@@ -68,6 +68,7 @@ class SimHandler:
         }
         self._occurrences = rng.Counter()
         self._served = rng.Counter()
+        self._arrivals = rng.Counter()
 
     def served(self) -> dict[str, int]:
         """Requests answered so far per service (``chat``, ``detector``, ``search``), faults included."""
@@ -96,22 +97,32 @@ class SimHandler:
         occurrence = self._occurrences.next(f"{service}:{content_hash}")
         return rng.digest(self.config.seed, service, content_hash, occurrence).hex()
 
+    def _revoked(self, service: str, key: str) -> bool:
+        """True when ``key`` is revoked for this request (from the start, or after N requests)."""
+        # Read from ``self.config`` (not the injector's copy): tests revoke a key mid-run by
+        # swapping the handler's config.
+        cfg: FaultConfig = self.config.chat if service == "chat" else self.config.search
+        arrival = self._arrivals.next(service)
+        return key in cfg.revoked_keys and arrival >= cfg.revoked_after
+
     def _fault_response(self, decision: FaultDecision, service: str, model: str) -> LoopbackResponse | None:
         cfg = self._faults[service].config
         if decision.fault is Fault.TIMEOUT:
             return LoopbackResponse(drop_connection=True, delay_s=decision.delay_s)
+        if decision.fault is Fault.RESET:
+            return LoopbackResponse(drop_connection=True, reset=True, delay_s=decision.delay_s)
+        if decision.fault in (Fault.RESET_MID_BODY, Fault.TRUNCATED, Fault.MALFORMED):
+            return _broken_body(decision, service, model)
         if decision.fault is Fault.RATE_LIMIT:
             body = (
                 openai_wire.rate_limit_body(model, cfg.retry_after_s)
                 if service == "chat"
                 else search_api.detail_body("Rate limit exceeded. Please slow down your requests.")
             )
-            return LoopbackResponse(
-                status=429,
-                body=body,
-                headers={"Content-Type": _JSON, "Retry-After": str(cfg.retry_after_s)},
-                delay_s=decision.delay_s,
-            )
+            headers = {"Content-Type": _JSON}
+            if cfg.retry_after_s is not None:
+                headers["Retry-After"] = str(cfg.retry_after_s)
+            return LoopbackResponse(status=429, body=body, headers=headers, delay_s=decision.delay_s)
         if decision.fault is Fault.SERVER_5XX:
             body = (
                 openai_wire.server_error_body()
@@ -125,7 +136,7 @@ class SimHandler:
         key = _bearer(request.headers)
         if key is None:
             return LoopbackResponse(status=401, body=openai_wire.missing_key_body())
-        if key in self.config.chat.revoked_keys:
+        if self._revoked("chat", key):
             return LoopbackResponse(status=401, body=openai_wire.invalid_key_body(redact_secret(key)))
         try:
             body = json.loads(request.body)
@@ -167,7 +178,7 @@ class SimHandler:
                 status=400, body=search_api.detail_body("Request body must be a JSON object.")
             )
         key = search_api.api_key(request.headers, body)
-        if key is None or key in self.config.search.revoked_keys:
+        if key is None or self._revoked("search", key):
             return LoopbackResponse(status=401, body=search_api.detail_body(search_api.UNAUTHORIZED))
         # The key never enters the content hash: rotating keys must not change the answer.
         content = {k: v for k, v in body.items() if k != "api_key"}
@@ -191,6 +202,44 @@ class SimHandler:
         response = _json_response(200, payload)
         response.delay_s = decision.delay_s
         return response
+
+
+def _broken_body(decision: FaultDecision, service: str, model: str) -> LoopbackResponse:
+    """A 200 whose body breaks: cut by a TCP RST, cut short by a clean close, or not JSON.
+
+    The body is a fixed placeholder of the service's success shape, so a broken answer never
+    consumes one of the simulator's draws (the retry gets the answer the request would have had).
+    """
+    if service == "chat":
+        payload: dict[str, Any] = {
+            "id": "chatcmpl-broken",
+            "object": "chat.completion",
+            "model": model,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": "The evidence points one way. " * 8},
+                    "finish_reason": "stop",
+                }
+            ],
+        }
+    else:
+        payload = {
+            "query": "",
+            "results": [{"title": "Broken", "url": "https://example.invalid/", "content": "x" * 200}],
+        }
+    body = json.dumps(payload).encode("utf-8")
+    half = len(body) // 2
+    if decision.fault is Fault.MALFORMED:
+        # A complete HTTP message whose JSON stops halfway (a proxy that cut and re-framed it).
+        return LoopbackResponse(status=200, body=body[:half], delay_s=decision.delay_s)
+    return LoopbackResponse(
+        status=200,
+        body=body,
+        delay_s=decision.delay_s,
+        body_sent=half,
+        reset=decision.fault is Fault.RESET_MID_BODY,
+    )
 
 
 class Simulator:

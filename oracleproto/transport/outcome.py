@@ -51,4 +51,15 @@ def replay_exception(entry: Entry, request: httpx.Request, where: str) -> httpx.
     cls = exception_class(entry.exception, where)
     error = cls(entry.exception.get("message", ""), request=request)
     setattr(error, ext.REPLAYED_EXCEPTION_ATTR, True)
+    return stamp_exception(error, entry)
+
+
+def stamp_exception(error: httpx.TransportError, entry: Entry) -> httpx.TransportError:
+    """``error`` carrying the entry's latency and timestamp (what extensions carry for a response).
+
+    Set on live exceptions too, right after they are stored, so record and replay hand the
+    provider the same values.
+    """
+    setattr(error, ext.EXCEPTION_LATENCY_ATTR, entry.latency_ms)
+    setattr(error, ext.EXCEPTION_RECORDED_AT_ATTR, entry.recorded_at)
     return error

@@ -44,6 +44,7 @@ from oracleproto.transport.outcome import (
     TIMESTAMP_FORMAT,
     exception_record,
     replay_exception,
+    stamp_exception,
     to_response,
 )
 from oracleproto.transport.scrub import (
@@ -203,7 +204,8 @@ class RecordReplay:
         return self.store.root_digest()
 
     def session_stats(self) -> dict[str, dict[str, int]]:
-        """Per channel: requests seen, served from cassette, sent live, distinct keys."""
+        """Per channel: requests seen, served from cassette, sent live, distinct keys, and how many
+        waited for an identical call in flight (and were then served its final outcome)."""
         with self._lock:
             out: dict[str, dict[str, int]] = {}
             for channel, keys in sorted(self._keys_used.items()):
@@ -212,6 +214,7 @@ class RecordReplay:
                     "from_cassette": self.counts[f"{channel}:hits"],
                     "live": self.counts[f"{channel}:live"],
                     "distinct_keys": len(keys),
+                    "waited": self.counts[f"{channel}:waited"],
                 }
             return out
 
@@ -456,12 +459,14 @@ class RecordReplay:
             # Another logical call is recording this key (shared search/detector requests): wait
             # for its final outcome, never serve one of its intermediate 5xx/429 attempts, which
             # replay could not reproduce (replay only has the final outcome).
+            self._count(prep, "waited")
             await owner[1].wait()
         entry = self._lookup(prep)
         if entry is None and self.mode != "replay" and prep.attempt == 0:
             # Identical concurrent calls (shared search/detector requests) wait for one live call.
             waiter = self._inflight.get(prep.key)
             if waiter is not None:
+                self._count(prep, "waited")
                 await waiter.wait()
                 entry = self._lookup(prep)
         if entry is not None:
@@ -498,9 +503,16 @@ class RecordReplay:
             finally:
                 await response.aclose()
         except httpx.TransportError as exc:
-            self._store_live(prep, request, started, status=0, reason="", headers=[], body=b"", exc=exc)
+            self._store_exception(prep, request, started, exc)
             raise
         return self._store_response(prep, request, started, response, body)
+
+    def _store_exception(
+        self, prep: _Prepared, request: httpx.Request, started: float, exc: httpx.TransportError
+    ) -> None:
+        """Record a live transport failure; the raised exception then carries the entry's timing."""
+        entry = self._store_live(prep, request, started, status=0, reason="", headers=[], body=b"", exc=exc)
+        stamp_exception(exc, entry)
 
     def _store_response(
         self, prep: _Prepared, request: httpx.Request, started: float, response: httpx.Response, body: bytes
@@ -535,7 +547,7 @@ class RecordReplay:
             finally:
                 response.close()
         except httpx.TransportError as exc:
-            self._store_live(prep, request, started, status=0, reason="", headers=[], body=b"", exc=exc)
+            self._store_exception(prep, request, started, exc)
             raise
         return self._store_response(prep, request, started, response, body)
 

@@ -22,7 +22,7 @@ from oracleproto.providers.keypool import TavilyKeyPool
 from oracleproto.providers.search import TavilySearch, is_quota_rejection
 from oracleproto.settings import SearchSettings
 from oracleproto.sim.loopback import LoopbackRequest, LoopbackResponse, LoopbackServer
-from oracleproto.transport.extensions import LATENCY_MS
+from oracleproto.transport.extensions import LATENCY_MS, RECORDED_AT
 from tests.providers.payloads import all_interactions
 from tests.providers.scripted import Script, json_response
 
@@ -115,7 +115,8 @@ async def test_recorded_latency_survives_the_forwarding_client() -> None:
     class Stamping(httpx.AsyncHTTPTransport):
         async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
             response = await super().handle_async_request(request)
-            response.extensions = {**response.extensions, LATENCY_MS: 321}
+            stamps = {LATENCY_MS: 321, RECORDED_AT: "2025-05-06T07:08:09+00:00"}
+            response.extensions = {**response.extensions, **stamps}
             return response
 
     script = Script(json_response(tavily_body()))

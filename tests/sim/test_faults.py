@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import replace
 
 import httpx
 import pytest
@@ -106,3 +107,83 @@ def test_hang_mode_outlasts_the_client_timeout() -> None:
             headers={"Authorization": "Bearer k"},
             timeout=0.2,
         )
+
+
+def _post_chat(sim: Simulator, key: str = "k") -> httpx.Response:
+    return httpx.post(
+        sim.llm_base_url + "/chat/completions",
+        json={"model": "sim/hasty", "messages": [{"role": "user", "content": "hi"}]},
+        headers={"Authorization": f"Bearer {key}"},
+    )
+
+
+@pytest.mark.parametrize(
+    ("knob", "errors", "message"),
+    [
+        ("fail_reset", (httpx.ReadError,), "reset"),
+        # The RST may overtake the half body in the client's receive queue.
+        ("fail_reset_mid_body", (httpx.ReadError, httpx.RemoteProtocolError), ""),
+        ("fail_truncated", (httpx.RemoteProtocolError,), "without sending complete message body"),
+    ],
+)
+def test_broken_connections_over_real_http(
+    knob: str, errors: tuple[type[httpx.TransportError], ...], message: str
+) -> None:
+    faults = FaultConfig(**{knob: 1.0})  # type: ignore[arg-type]
+    with Simulator(SimConfig(chat=faults, search=faults)) as sim:
+        with pytest.raises(errors, match=message or None):
+            _post_chat(sim)
+        with pytest.raises(errors, match=message or None):
+            httpx.post(
+                sim.search_base_url + "/search", json={"query": "x"}, headers={"Authorization": "Bearer k"}
+            )
+
+
+def test_malformed_bodies_are_complete_200s_that_are_not_json() -> None:
+    faults = FaultConfig(fail_malformed=1.0)
+    with Simulator(SimConfig(chat=faults, search=faults)) as sim:
+        chat = _post_chat(sim)
+        search = httpx.post(
+            sim.search_base_url + "/search", json={"query": "x"}, headers={"Authorization": "Bearer k"}
+        )
+    for response in (chat, search):
+        assert response.status_code == 200 and response.content.startswith(b"{")
+        with pytest.raises(json.JSONDecodeError):
+            response.json()
+
+
+def test_a_429_without_retry_after() -> None:
+    with Simulator(SimConfig(chat=FaultConfig(fail_429=1.0, retry_after_s=None))) as sim:
+        limited = _post_chat(sim)
+    assert limited.status_code == 429 and "retry-after" not in limited.headers
+    assert limited.json()["error"]["message"].endswith("Please try again later.")
+
+
+def test_a_key_revoked_mid_run_answers_401_from_the_nth_request_on() -> None:
+    with Simulator(SimConfig(chat=FaultConfig(revoked_keys=frozenset({"k"}), revoked_after=2))) as sim:
+        statuses = [_post_chat(sim).status_code for _ in range(4)]
+        other = _post_chat(sim, key="another-key").status_code
+    assert statuses == [200, 200, 401, 401] and other == 200
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"fail_5xx": 0.5, "fail_malformed": 0.6}, "must not exceed 1"),
+        ({"fail_truncated": -0.1}, "fail_truncated must be a fraction"),
+        ({"revoked_after": -1}, "revoked_after must be >= 0"),
+    ],
+)
+def test_new_knobs_are_validated(kwargs: dict[str, float], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        FaultConfig(**kwargs)  # type: ignore[arg-type]
+
+
+def test_new_fault_kinds_do_not_change_what_an_existing_configuration_injects() -> None:
+    old = FaultConfig(fail_5xx=0.10, fail_429=0.05, fail_timeout=0.02)
+    extended = replace(old, fail_reset=0.05, fail_malformed=0.05)
+    before, after = _outcomes(4, old), _outcomes(4, extended)
+    assert [b for b, a in zip(before, after, strict=True) if b is not Fault.NONE] == [
+        a for b, a in zip(before, after, strict=True) if b is not Fault.NONE
+    ]
+    assert {Fault.RESET, Fault.MALFORMED} <= set(after)

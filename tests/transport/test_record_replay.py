@@ -139,6 +139,15 @@ async def test_terminal_failures_replay_as_same_status_and_exception(tmp_path: P
                     await client.post(CHAT_PATH, json=_chat("drop"))
         assert (again.status_code, again.content) == (400, bad.content)
         assert str(replay_exc.value) == str(live_exc.value)
+        # An exception has no response: it carries the entry's timing itself, live and replayed.
+        [dropped] = [e for e in rr2.store.effective_entries() if e.exception is not None]
+        stored = (dropped.latency_ms, dropped.recorded_at)
+        assert ext.recorded_timing(exc=live_exc.value) == ext.recorded_timing(exc=replay_exc.value) == stored
+        try:
+            raise RuntimeError("an SDK's own error type") from replay_exc.value
+        except RuntimeError as wrapped:
+            assert ext.recorded_timing(exc=wrapped) == stored
+        assert ext.recorded_timing(exc=RuntimeError("never went through the cache")) is None
     finally:
         enable_socket()
         socket_allow_hosts(["127.0.0.1", "::1"])

@@ -283,4 +283,5 @@ async def test_concurrent_identical_searches_go_live_once(tmp_path: Path) -> Non
         "from_cassette": 19,
         "live": 1,
         "distinct_keys": 1,
+        "waited": 19,
     }
