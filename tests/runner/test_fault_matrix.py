@@ -1,6 +1,6 @@
 """The fault matrix: every provider fault, recorded against the simulator, replays byte for byte.
 
-Each scenario records a small run (1 model, yes/no questions, n = 3) in process against a
+Each scenario records a small run (1 model, yes/no questions, n = 2) in process against a
 simulator injecting one kind of fault on the chat endpoint (main LLM and detector) and on
 search, writes the analysis, then replays it through the real replay path (``replay_run``) and
 requires every DB's logical dump, every analysis file and the manifest to be equal. The
@@ -39,6 +39,7 @@ from oracleproto.sim.faults import FaultConfig
 from oracleproto.sim.harness import SIM_LLM_KEY, SIM_TAVILY_KEY, SimRunSpec, simulated_settings
 from oracleproto.sim.server import SimConfig, Simulator
 from oracleproto.store import RunDir, parse_timestamp
+from oracleproto.store.sample_entries import read_sample_keys
 from oracleproto.transport import CassetteStore
 from oracleproto.transport.entry import Entry
 
@@ -104,16 +105,18 @@ SCENARIOS: dict[str, Scenario] = {
     "llm-outage": Scenario(FaultConfig(fail_5xx=1.0), search=FaultConfig()),
     "truncated-body": Scenario(FaultConfig(fail_truncated=0.3)),
     "mix": Scenario(MIX, short_timeouts=True, plots=True),
-    # A key revoked mid-run (after some requests went through): the run aborts resumably, and
-    # a resume against a provider that accepts the key again completes it.
+    # A key revoked mid-run: the run aborts resumably, and a resume against a provider that
+    # accepts the key again completes it. Such a session sends ~100 chat requests (LLM and
+    # detector; the LLM revocation at the 90th leaves some samples done before it) and 10 live
+    # searches.
     "revoked-llm-key-then-resume": Scenario(
-        replace(LIGHT, revoked_keys=frozenset({SIM_LLM_KEY}), revoked_after=40),
+        replace(LIGHT, revoked_keys=frozenset({SIM_LLM_KEY}), revoked_after=90),
         search=LIGHT,
         resume=(LIGHT, LIGHT),
     ),
     "revoked-tavily-key-then-resume": Scenario(
         LIGHT,
-        search=replace(LIGHT, revoked_keys=frozenset({SIM_TAVILY_KEY}), revoked_after=8),
+        search=replace(LIGHT, revoked_keys=frozenset({SIM_TAVILY_KEY}), revoked_after=6),
         resume=(LIGHT, LIGHT),
     ),
 }
@@ -246,30 +249,35 @@ def check_injected(name: str, recording: Recording, slots: Slots) -> None:
 
 
 def check_time_comes_from_the_recording(run: RunDir, slots: Slots) -> None:
-    """Each slot's timing follows docs/design.md ("Time is data") from its recorded LLM entries.
+    """Each slot's timing follows docs/design.md ("Time is data") from the entries it used.
 
     A step's latency is its entry's ``latency_ms`` (retries and backoffs included); a sample's
-    ``created_at`` is the ``recorded_at`` of its last LLM call's final outcome, failed or not.
+    ``latency_ms`` adds its searches' entry latencies (failed ones included); its ``created_at``
+    is the ``recorded_at`` of its last LLM call's final outcome, failed or not.
     """
-    calls: dict[tuple[str, str, int], list[Entry]] = {}
-    for entry in CassetteStore(run.cassettes_dir, writable=False).effective_entries():
-        if entry.channel == "llm" and entry.context is not None:
-            ctx = entry.context
-            calls.setdefault((ctx["model"], ctx["question_id"], ctx["sample"]), []).append(entry)
+    entries = {e.key: e for e in CassetteStore(run.cassettes_dir, writable=False).effective_entries()}
+    used = read_sample_keys(run.model_db_paths(run.load_manifest()))
+    assert used is not None
     checked = 0
     for slot, cells in slots.items():
         if cells["error"] == SKIPPED_TRAINING_CUTOFF:
             continue
-        mine = sorted(
-            calls[slot], key=lambda e: (e.context["step"], e.occurrence or 0) if e.context else (0, 0)
-        )
-        assert parse_timestamp(cells["created_at"]) == parse_timestamp(mine[-1].recorded_at), slot
-        if cells["error"] is None:
-            steps = [m["latency_ms"] for m in json.loads(cells["step_metrics"])]
-            assert steps == [e.latency_ms for e in mine], slot
-        else:
-            assert cells["latency_ms"] == 0, slot  # a call error stores no model output (run-layout.md)
         checked += 1
+        mine = [entries[k] for k in used[slot]]
+        turns = sorted(
+            (e for e in mine if e.channel == "llm" and e.context is not None),
+            key=lambda e: (e.context["step"] if e.context else 0, e.occurrence or 0),
+        )
+        assert parse_timestamp(cells["created_at"]) == parse_timestamp(turns[-1].recorded_at), slot
+        if cells["error"] is not None:
+            assert cells["latency_ms"] == 0, slot  # a call error stores no model output (run-layout.md)
+            continue
+        steps = [m["latency_ms"] for m in json.loads(cells["step_metrics"])]
+        assert steps == [e.latency_ms for e in turns], slot
+        # Each search call (a repeated query too) counts its entry's latency.
+        by_query = {json.loads(e.request_body)["query"]: e for e in mine if e.channel == "search"}
+        searched = [by_query[call["query"]].latency_ms for call in json.loads(cells["search_calls"])]
+        assert cells["latency_ms"] == sum(steps) + sum(searched), slot
     assert checked > 0
 
 
