@@ -29,6 +29,7 @@ from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource
 from oracleproto.errors import ConfigError
 from oracleproto.hashing import redact_secret
 from oracleproto.oserrors import describe_os_error
+from oracleproto.settings_checks import key_problem, url_problem
 
 CacheMode = Literal["replay", "record", "refresh"]
 Convention = Literal["paper", "reference-v4"]
@@ -348,6 +349,10 @@ class Settings(BaseModel):
         problems: list[str] = []
         if not self.llm.base_url:
             problems.append("LLM_BASE_URL is empty; set the OpenAI-compatible base URL")
+        urls = [("LLM_BASE_URL", self.llm.base_url), ("TAVILY_BASE_URL", self.search.base_url)]
+        if self.detector.enabled:
+            urls.append(("LEAK_DETECTOR_BASE_URL", self.detector.base_url))  # empty: the LLM's
+        problems.extend(p for name, url in urls if url and (p := url_problem(name, url)) is not None)
         if not self.llm.models:
             problems.append("MODELS is empty; list the model slugs to evaluate")
         _check_key(problems, "LLM_API_KEY", self.llm.api_key)
@@ -375,6 +380,10 @@ class Settings(BaseModel):
 def _check_key(problems: list[str], name: str, key: SecretStr | None) -> None:
     if key is None or not key.get_secret_value().strip():
         problems.append(f"{name} is empty; export it or put it in .env")
+        return
+    unsendable = key_problem(name, key.get_secret_value())
+    if unsendable is not None:
+        problems.append(unsendable)
         return
     value = key.get_secret_value().strip().lower()
     if any(marker in value for marker in _PLACEHOLDER_MARKERS) or len(value) < 8:
