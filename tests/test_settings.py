@@ -9,7 +9,8 @@ import pytest
 
 from oracleproto.errors import ConfigError
 from oracleproto.hashing import sha256_hex
-from oracleproto.settings import load_settings
+from oracleproto.runner.setting_roles import ROLES, SECTIONS
+from oracleproto.settings import Settings, load_settings
 
 PAPER_VARS = [
     "LLM_BASE_URL",
@@ -130,3 +131,13 @@ def test_snapshot_redacts_every_key(monkeypatch: pytest.MonkeyPatch) -> None:
     assert snap["llm"]["api_key"] == f"sk-l…{sha256_hex(llm_key)[:12]}"
     # The pool is one redaction, so the snapshot does not reveal how many keys there are.
     assert snap["search"]["api_keys"] == f"tvly…{sha256_hex(tavily)[:12]}"
+
+
+def test_every_setting_of_every_section_has_a_resume_identity_role() -> None:
+    # A new setting must say whether a resume may change it (oracleproto/runner/setting_roles.py).
+    assert set(SECTIONS) == set(Settings.model_fields)
+    for name, cls in SECTIONS.items():
+        fields = set(cls.model_fields)  # type: ignore[attr-defined]
+        missing = sorted(fields - set(ROLES[name]))
+        assert not missing, f"add a role for {name}.{missing} to ROLES in oracleproto/runner/setting_roles.py"
+        assert set(ROLES[name]) <= fields, f"ROLES[{name!r}] names settings that do not exist"
