@@ -11,6 +11,8 @@ from oracleproto.analysis.tables import render_markdown
 from oracleproto.analysis.writer import FORMATS
 from oracleproto.errors import AnalysisError
 from oracleproto.oserrors import cannot_write
+from oracleproto.store import RunDir
+from oracleproto.store.naming import RUN_ID_RE
 
 MAIN_TABLES = ("table3_overall", "table4_buckets", "table5_consistency")
 
@@ -47,6 +49,8 @@ def report(
     seed: int,
 ) -> None:
     """Compute every metric of RUN_DIR and write tables, summary.json and plots."""
+    if RUN_ID_RE.fullmatch(run_dir.name):
+        RunDir(run_dir, run_dir.name).require_idle("report on it")
     conv = parse_convention(convention)
     table = load_prices(prices) if prices is not None else None
     result = analyze_run(run_dir, conv, prices=table, bootstrap_samples=samples, seed=seed)

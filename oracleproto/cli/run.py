@@ -217,6 +217,7 @@ def replay_command(
         original = RunDir.open(find_demo_run())
     else:
         original = RunDir.resolve(run, runs_root or settings.run.runs_root)
+        original.require_idle("replay it")
     out_root = out or Path(tempfile.mkdtemp(prefix="oracleproto-replay-"))
     report = asyncio.run(
         replay_run(

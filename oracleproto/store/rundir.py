@@ -145,6 +145,18 @@ class RunDir:
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
         return None
 
+    def require_idle(self, then: str) -> None:
+        """Refuse a run another process is recording now: its files are still changing.
+
+        ``then`` says what to do once it has finished (e.g. "verify the run").
+        """
+        writer = self.active_writer()
+        if writer is not None:
+            raise StoreError(
+                f"run {self.run_id} is being recorded right now by another process (pid {writer}, lock "
+                f"{self.root / WRITER_LOCK}); wait for that process to finish, then {then}"
+            )
+
     @classmethod
     def open(cls, path: Path) -> RunDir:
         """An existing run directory; its folder name must be a run id and it must hold a manifest."""

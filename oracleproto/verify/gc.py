@@ -34,6 +34,7 @@ class GcPlan:
 def plan_gc(run_dir: Path) -> GcPlan:
     """The entries of the newest generation that no stored sample used (nothing is changed)."""
     run = RunDir.open(run_dir)
+    run.require_idle("collect its garbage")
     manifest = run.load_manifest()
     if manifest.finished_at is None:
         raise StoreError(

@@ -6,10 +6,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from oracleproto.dataset.demo import demo_db_path
-from oracleproto.errors import OracleprotoError, StoreError
+from oracleproto.errors import OracleprotoError
 from oracleproto.runner.reconstruct import settings_from_snapshot
 from oracleproto.store import Manifest, RunDir, RunMeta
-from oracleproto.store.rundir import WRITER_LOCK
 from oracleproto.verify.attest import ATTESTATION_NAME, check_files, load_attestation
 from oracleproto.verify.audit_files import check_refresh_audit
 from oracleproto.verify.cassettes import check_cassettes
@@ -53,12 +52,7 @@ def _manifest(run: RunDir, report: VerifyReport) -> Manifest | None:
 def _open_idle(run_dir: Path) -> RunDir:
     """Open a run no process is recording (a recording in progress is not a run to verify yet)."""
     run = RunDir.open(run_dir)
-    writer = run.active_writer()
-    if writer is not None:
-        raise StoreError(
-            f"run {run.run_id} is being recorded right now by another process (pid {writer}, lock "
-            f"{run.root / WRITER_LOCK}); wait for that process to finish, then verify the run"
-        )
+    run.require_idle("verify the run")
     return run
 
 

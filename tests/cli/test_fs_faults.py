@@ -166,14 +166,28 @@ def test_an_unreadable_dataset_is_a_message(tmp_path: Path) -> None:
     assert "permission denied; make the file readable" in result.output
 
 
-def test_verify_on_a_run_being_recorded_names_the_recording_process(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("args", "then"),
+    [
+        (["verify", "{run}", "--quiet"], "verify the run"),
+        (["cassettes", "gc", "{run}"], "collect its garbage"),
+        (["report", "{run}", "--bootstrap", "0"], "report on it"),
+        (["replay", "{run}", "--out", "{out}", "--no-progress"], "replay it"),
+    ],
+    ids=["verify", "gc", "report", "replay"],
+)
+def test_a_run_being_recorded_is_refused_naming_the_recording_process(
+    args: list[str], then: str, tmp_path: Path
+) -> None:
     run = RunDir.open(copy_run(tmp_path))
+    before = tree(tmp_path)
     with run.writer_lock():
-        result = invoke(["verify", str(run.root), "--quiet"], {})
-    assert result.exit_code == 2
+        result = invoke([a.format(run=run.root, out=tmp_path / "out") for a in args], {})
+    assert result.exit_code == 2, result.output
     assert f"run {RUN_ID} is being recorded right now by another process (pid {os.getpid()}" in result.output
-    assert "wait for that process to finish, then verify the run" in result.output
+    assert f"wait for that process to finish, then {then}" in result.output
     assert "resume it" not in result.output
+    assert tree(tmp_path) == before | {f"runs/{RUN_ID}/.lock"}
 
 
 def test_an_internal_error_prints_one_line_and_logs_the_traceback(
