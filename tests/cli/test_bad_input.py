@@ -7,10 +7,14 @@ unreadable files) are in ``test_fs_faults.py``.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
 import pytest
+
+# The suite's helper modules sit beside it (appended: never shadows another folder's conftest).
+sys.path.append(str(Path(__file__).resolve().parent))
 from bad_input_cases import all_cases
 from bad_input_support import Case, check_result, expand, invoke, tree
 

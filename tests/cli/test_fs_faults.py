@@ -19,6 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+# The suite's helper modules sit beside it (appended: never shadows another folder's conftest).
+sys.path.append(str(Path(__file__).resolve().parent))
 from bad_input_support import RUN_ID, copy_run, invoke, tree
 
 from oracleproto.cli.exits import EXIT_INTERNAL
