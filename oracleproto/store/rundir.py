@@ -83,17 +83,9 @@ class RunDir:
 
     def refuse_if_being_written(self) -> None:
         """Refuse at once when another process holds the writer lock; creates nothing."""
-        path = self.root / WRITER_LOCK
-        try:
-            handle = path.open("r", encoding="utf-8")
-        except FileNotFoundError:
-            return
-        with handle:
-            try:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
-            except BlockingIOError:
-                raise self._being_written(path, handle.read().strip()) from None
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        writer = self.active_writer()
+        if writer is not None:
+            raise self._being_written(self.root / WRITER_LOCK, writer)
 
     def _being_written(self, path: Path, holder: str) -> StoreError:
         return StoreError(
