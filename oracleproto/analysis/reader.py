@@ -14,9 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from oracleproto.analysis.trials import BINARY, MC_MULTI, MC_SINGLE, YES_NO, TrialState, TrialTable
 from oracleproto.errors import AnalysisError
+from oracleproto.paths import confined
 
 SKIPPED_TRAINING_CUTOFF = "skipped_training_cutoff"
 VIRTUAL_SLUG = re.compile(r"^(.+?)::r(\d+)::c(\d+)$")
@@ -38,6 +40,36 @@ REQUIRED_FIELDS: tuple[str, ...] = (
 #: Columns added in later schema versions: absent means NULL.
 OPTIONAL_FIELDS: tuple[str, ...] = ("reasoning_tokens", "belief_final", "belief_trace", "belief_parse_ok")
 QUESTION_COLUMNS: tuple[str, ...] = ("id", "choice_type", "question_type", "options", "answer")
+#: Manifest ``schema_version`` values this reader understands (run-layout.md; store/manifest.py writes 5).
+SUPPORTED_SCHEMA_VERSIONS: tuple[int, ...] = (1, 2, 3, 4, 5)
+
+
+class ManifestView(BaseModel):
+    """The manifest keys the analysis uses, validated before use; other keys are kept as they are."""
+
+    model_config = ConfigDict(extra="allow", frozen=True, strict=True)
+
+    schema_version: int = Field(default=SUPPORTED_SCHEMA_VERSIONS[-1], description="Per-model DB schema.")
+    sampling_n: int | None = Field(default=None, ge=0, description="Samples per (question, model).")
+    models: list[str] = Field(description="Virtual slugs in plan order.")
+    model_files: dict[str, str] = Field(description="Virtual slug -> DB file name under db/.")
+
+
+def _validate_manifest(manifest_path: Path, manifest: dict[str, Any]) -> ManifestView:
+    try:
+        view = ManifestView.model_validate(manifest)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}" for err in exc.errors()
+        )
+        raise AnalysisError(f"{manifest_path}: not a valid run manifest (run-layout.md): {problems}") from exc
+    if view.schema_version not in SUPPORTED_SCHEMA_VERSIONS:
+        supported = ", ".join(str(v) for v in SUPPORTED_SCHEMA_VERSIONS)
+        raise AnalysisError(
+            f"{manifest_path}: schema_version {view.schema_version} is not one this oracleproto reads "
+            f"(supported: {supported}); upgrade oracleproto or fix the manifest"
+        )
+    return view
 
 
 @dataclass(frozen=True)
@@ -90,17 +122,20 @@ def read_run(run_dir: Path) -> RunData:
     models = manifest.get("models")
     if not isinstance(model_files, dict) or not isinstance(models, list):
         raise AnalysisError(f"{manifest_path}: keys 'models' (list) and 'model_files' (object) are required")
+    view = _validate_manifest(manifest_path, manifest)
     runs: list[ModelRun] = []
-    for slug in models:
-        file = model_files.get(slug)
-        if not isinstance(file, str):
+    for slug in view.models:
+        file = view.model_files.get(slug)
+        if file is None:
             raise AnalysisError(f"{manifest_path}: model {slug!r} has no entry in 'model_files'")
-        db_path = run_dir / "db" / file
+        db_path = confined(
+            run_dir / "db", file, what=f"{manifest_path}: model_files[{slug!r}]", error=AnalysisError
+        )
         if not db_path.is_file():
             raise AnalysisError(
                 f"{db_path} is missing: manifest.json lists model {slug!r} but its database is absent"
             )
-        runs.append(_read_model(db_path, slug, int(manifest.get("sampling_n", 0) or 0)))
+        runs.append(_read_model(db_path, slug, view.sampling_n or 0))
     if not runs:
         raise AnalysisError(f"{manifest_path}: the run lists no models")
     return RunData(run_dir=run_dir, manifest=manifest, models=tuple(runs))

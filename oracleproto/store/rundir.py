@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from oracleproto.errors import StoreError
+from oracleproto.paths import confined
 from oracleproto.store.manifest import MANIFEST_NAME, Manifest
 from oracleproto.store.naming import RUN_ID_RE, model_file_name, validate_run_id
 
@@ -236,7 +237,9 @@ class RunDir:
                 raise StoreError(
                     f"{self.manifest_path}: model_files[{slug!r}] = {name!r} is not a bare file name"
                 )
-            path = self.db_dir / name
+            path = confined(
+                self.db_dir, name, what=f"{self.manifest_path}: model_files[{slug!r}]", error=StoreError
+            )
             if not path.is_file():
                 raise StoreError(f"{path}: database of model {slug!r} is missing from {self.db_dir}")
             out[slug] = path
@@ -246,4 +249,6 @@ class RunDir:
         """The cassette folder the manifest records, or the default one."""
         if manifest.cassettes is None:
             return self.cassettes_dir
-        return self.root / manifest.cassettes.dir
+        return confined(
+            self.root, manifest.cassettes.dir, what=f"{self.manifest_path}: cassettes.dir", error=StoreError
+        )

@@ -14,15 +14,23 @@ from typing import Any
 import yaml
 
 from oracleproto.errors import CassetteIntegrityError
+from oracleproto.transport import safe_yaml
 from oracleproto.transport.entry import Entry, from_interaction, from_json_safe, to_interaction
+from oracleproto.transport.safe_yaml import UnsafeYamlError, load_untrusted
 
 #: vcrpy's cassette format version.
 VCR_FORMAT_VERSION = 1
 #: Suffix of a journal being created (not yet locked): never listed as a journal.
 _STAGING_SUFFIX = ".new"
 
-_Dumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_BaseDumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+class _Dumper(_BaseDumper):  # type: ignore[valid-type,misc]
+    """Never writes anchors/aliases (the loader refuses them), even for objects shared by two entries."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
 
 
 def dump_entries(entries: Iterable[Entry]) -> bytes:
@@ -34,21 +42,53 @@ def dump_entries(entries: Iterable[Entry]) -> bytes:
 
 
 def parse_entries(data: bytes, where: str) -> list[Entry]:
-    """Parse and verify every entry of a cassette file's bytes."""
+    """Parse and verify every entry of a cassette file's bytes (untrusted: no aliases, sizes capped)."""
     try:
-        doc = yaml.load(data, Loader=_Loader)
-    except yaml.YAMLError as exc:
+        doc = load_untrusted(data, max_entry_chars=safe_yaml.MAX_ENTRY_CHARS)
+    except UnsafeYamlError as exc:
+        raise CassetteIntegrityError(
+            f"{where}: refused ({exc}); oracleproto never writes this, so the file was not written by it "
+            "or was tampered with — restore it from the original recording or re-record it"
+        ) from exc
+    except (yaml.YAMLError, RecursionError) as exc:
         raise CassetteIntegrityError(f"{where}: not valid YAML ({exc}); restore or re-record it") from exc
     if not isinstance(doc, dict) or not isinstance(doc.get("interactions"), list):
         raise CassetteIntegrityError(f"{where}: not a cassette (no 'interactions' list)")
-    return [from_interaction(item, f"{where}, entry #{i}") for i, item in enumerate(doc["interactions"])]
+    entries: list[Entry] = []
+    seen: dict[str, int] = {}
+    for i, item in enumerate(doc["interactions"]):
+        entry = from_interaction(item, f"{where}, entry #{i}")
+        first = seen.setdefault(entry.key, i)
+        if first != i:
+            raise CassetteIntegrityError(
+                f"{where}, entry #{i}: duplicate of entry #{first} (key {entry.key}); a cassette file holds "
+                "each key once — restore the file from the original recording or re-record it"
+            )
+        entries.append(entry)
+    return entries
+
+
+def read_cassette_bytes(path: Path) -> bytes:
+    """The bytes of a cassette or journal file, refused before reading when over the file limit."""
+    max_bytes = safe_yaml.MAX_CASSETTE_FILE_BYTES
+    try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise CassetteIntegrityError(
+                f"{path}: {size:,} bytes, over the cassette file limit of {max_bytes:,} bytes; "
+                "it was not written by oracleproto (which splits cassettes per channel and model) — "
+                "restore it from the original recording"
+            )
+        return path.read_bytes()
+    except OSError as exc:
+        raise CassetteIntegrityError(f"{path}: cannot read the cassette ({exc.strerror or exc})") from exc
 
 
 def read_entries(path: Path) -> list[Entry]:
     """Entries of one cassette file (empty when the file does not exist)."""
     if not path.exists():
         return []
-    return parse_entries(path.read_bytes(), str(path))
+    return parse_entries(read_cassette_bytes(path), str(path))
 
 
 def atomic_write(path: Path, data: bytes) -> None:
@@ -81,7 +121,7 @@ def locked(path: Path) -> Iterator[None]:
 
 def read_journal(path: Path) -> list[Entry]:
     """Entries of a journal; a torn last line (crash mid-write) is ignored, others verified."""
-    lines = path.read_bytes().split(b"\n")
+    lines = read_cassette_bytes(path).split(b"\n")
     entries: list[Entry] = []
     for i, line in enumerate(lines):
         if not line.strip():

@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from oracleproto.errors import CassetteIntegrityError
+from oracleproto.paths import ensure_inside
 from oracleproto.transport.entry import Entry
 
 GENERATIONS_DIR = "generations"
@@ -51,9 +53,11 @@ def list_generations(root: Path) -> list[int]:
 
 
 def cassette_files(root: Path, generation: int) -> list[Path]:
-    """The YAML files of one generation, sorted."""
+    """The YAML files of one generation, sorted; a symlink leading out of ``root`` is refused."""
     gdir = generation_dir(root, generation)
     files = sorted(gdir.glob("*.yaml")) + sorted((gdir / "llm").glob("*.yaml"))
+    for path in files:
+        ensure_inside(root, path, what="cassette file", error=CassetteIntegrityError)
     return sorted(files)
 
 

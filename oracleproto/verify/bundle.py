@@ -17,42 +17,25 @@ import gzip
 import io
 import json
 import os
-import shutil
 import tarfile
 import tempfile
-from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
-from typing import Any
+from pathlib import Path
 
 from oracleproto.dataset.demo import demo_db_path
-from oracleproto.errors import OracleprotoError, StoreError
+from oracleproto.errors import OracleprotoError
 from oracleproto.hashing import canonical_json, sha256_hex
 from oracleproto.oserrors import cannot_write
 from oracleproto.store import RunDir
 from oracleproto.verify.attest import published_files
+from oracleproto.verify.bundle_import import ImportedBundle, import_bundle
+from oracleproto.verify.bundle_schema import BUNDLE_MANIFEST, FORMAT, BundleError
 from oracleproto.verify.chain import find_dataset
 from oracleproto.verify.findings import VerifyReport, failed, passed
 from oracleproto.verify.run import Progress, _quiet, verify_run
 from oracleproto.verify.secret_scan import SecretHit, scan_bytes
 
-FORMAT = "oracleproto-bundle/1"
-BUNDLE_MANIFEST = "bundle.json"
 EXPECTED_TABLES = ("table3_overall", "table4_buckets", "table5_consistency")
-_TOP = ("run", "dataset", "expected")
-
-
-class BundleError(OracleprotoError):
-    """A bundle cannot be exported or imported; the message says which member and why."""
-
-
-@dataclass(frozen=True)
-class ImportedBundle:
-    """Where an imported bundle's pieces are."""
-
-    root: Path
-    run_dir: Path
-    dataset: Path | None
-    manifest: dict[str, Any]
+__all__ = ["BundleError", "ImportedBundle", "export_bundle", "import_bundle", "verify_bundle"]
 
 
 def _members(run: RunDir, dataset: Path | None) -> dict[str, bytes]:
@@ -148,82 +131,6 @@ def export_bundle(
             Path(tmp).unlink(missing_ok=True)  # nothing partial is left beside OUT
         raise BundleError(cannot_write(out, exc)) from None
     return out
-
-
-def _safe_name(name: str) -> str:
-    path = PurePosixPath(name)
-    if path.is_absolute() or ".." in path.parts or not path.parts or "\\" in name:
-        raise BundleError(f"member {name!r} escapes the bundle (absolute path or '..'); refusing to import")
-    if path.parts[0] not in _TOP and name != BUNDLE_MANIFEST:
-        raise BundleError(f"member {name!r} is outside the bundle layout (run/, dataset/, expected/)")
-    return name
-
-
-def read_bundle(bundle: Path) -> tuple[dict[str, Any], dict[str, bytes]]:
-    """Read and check every member against the bundle manifest (no extraction)."""
-    try:
-        tar = tarfile.open(bundle, mode="r:gz")  # noqa: SIM115 - closed by the with below
-    except (tarfile.TarError, OSError) as exc:
-        raise BundleError(f"{bundle}: not a readable .tar.gz bundle ({exc})") from exc
-    members: dict[str, bytes] = {}
-    with tar:
-        for info in tar.getmembers():
-            name = _safe_name(info.name)
-            if not info.isfile():
-                raise BundleError(
-                    f"{bundle}: member {name!r} is not a regular file (link or device); refusing"
-                )
-            handle = tar.extractfile(info)
-            if handle is None:
-                raise BundleError(f"{bundle}: member {name!r} cannot be read")
-            members[name] = handle.read()
-    raw = members.pop(BUNDLE_MANIFEST, None)
-    if raw is None:
-        raise BundleError(f"{bundle}: no {BUNDLE_MANIFEST}; not an oracleproto bundle")
-    try:
-        doc = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise BundleError(f"{bundle}: {BUNDLE_MANIFEST} is not valid JSON ({exc})") from exc
-    body = {k: v for k, v in doc.items() if k != "self_digest"} if isinstance(doc, dict) else {}
-    if body.get("format") != FORMAT or sha256_hex(canonical_json(body)) != doc.get("self_digest"):
-        raise BundleError(f"{bundle}: {BUNDLE_MANIFEST} is damaged (format or self_digest does not match)")
-    listed: dict[str, Any] = body["members"]
-    for name in sorted(set(listed) | set(members)):
-        if name not in members:
-            raise BundleError(f"{bundle}: member {name} is listed in {BUNDLE_MANIFEST} but missing")
-        if name not in listed:
-            raise BundleError(f"{bundle}: member {name} is not listed in {BUNDLE_MANIFEST}")
-        if sha256_hex(members[name]) != listed[name]["sha256"]:
-            raise BundleError(f"{bundle}: member {name} does not match its sha256 in {BUNDLE_MANIFEST}")
-    return body, members
-
-
-def import_bundle(bundle: Path, dest: Path) -> ImportedBundle:
-    """Check every member, then extract into ``dest`` (new or empty) atomically."""
-    body, members = read_bundle(bundle)
-    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
-        raise BundleError(f"{dest} exists and is not empty; import into a new or empty folder")
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.import-", dir=dest.parent))
-    try:
-        for name, data in members.items():
-            target = tmp / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
-        (tmp / BUNDLE_MANIFEST).write_text(
-            json.dumps(body, sort_keys=True, indent=1) + "\n", encoding="utf-8"
-        )
-        if dest.exists():
-            dest.rmdir()
-        tmp.rename(dest)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    member = body["dataset"]["member"]
-    run_id = str(body["run_id"])
-    if not (dest / "run" / run_id / "manifest.json").is_file():
-        raise StoreError(f"{bundle}: the bundle holds no run/{run_id}/manifest.json")
-    return ImportedBundle(dest, dest / "run" / run_id, None if member is None else dest / member, body)
 
 
 def verify_bundle(bundle: Path, *, dataset: Path | None = None, progress: Progress = _quiet) -> VerifyReport:

@@ -7,7 +7,7 @@ from pathlib import Path
 from oracleproto.errors import CassetteIntegrityError
 from oracleproto.store import Manifest
 from oracleproto.transport.entry import Entry, entry_digest
-from oracleproto.transport.fileio import dump_entries, parse_entries
+from oracleproto.transport.fileio import dump_entries, parse_entries, read_cassette_bytes
 from oracleproto.transport.integrity import merkle_root
 from oracleproto.transport.layout import JOURNAL_DIR, all_cassette_files
 from oracleproto.verify.findings import Check, byte_location, failed, passed, skipped
@@ -15,8 +15,8 @@ from oracleproto.verify.findings import Check, byte_location, failed, passed, sk
 
 def _check_file(path: Path, label: str) -> tuple[Check, list[Entry] | None]:
     """One file: parse + per-entry digest, then its bytes against the deterministic serialisation."""
-    data = path.read_bytes()
     try:
+        data = read_cassette_bytes(path)
         entries = parse_entries(data, label)
     except CassetteIntegrityError as exc:
         return failed(label, str(exc)), None

@@ -13,7 +13,7 @@ from oracleproto.verify.attest import ATTESTATION_NAME, check_files, load_attest
 from oracleproto.verify.audit_files import check_refresh_audit
 from oracleproto.verify.cassettes import check_cassettes
 from oracleproto.verify.chain import check_database, check_dataset, check_snapshots_agree, find_dataset
-from oracleproto.verify.findings import VerifyReport, byte_location, failed, passed, skipped
+from oracleproto.verify.findings import Check, VerifyReport, byte_location, failed, passed, skipped
 from oracleproto.verify.regen import check_analysis
 from oracleproto.verify.samples import check_sample_entries
 
@@ -56,6 +56,13 @@ def _open_idle(run_dir: Path) -> RunDir:
     return run
 
 
+def _cassettes(run: RunDir, manifest: Manifest) -> tuple[list[Check], dict[str, str] | None]:
+    try:
+        return check_cassettes(run.root, run.cassette_path(manifest), manifest)
+    except OracleprotoError as exc:  # e.g. the cassette folder is a symlink out of the run
+        return [failed("cassettes", str(exc))], None
+
+
 def verify_run(
     run_dir: Path,
     *,
@@ -80,7 +87,7 @@ def verify_run(
     if manifest is None:
         return report
     progress("cassettes")
-    cassette_checks, entry_digests = check_cassettes(run.root, run.cassette_path(manifest), manifest)
+    cassette_checks, entry_digests = _cassettes(run, manifest)
     report.checks.extend(cassette_checks)
     progress("databases")
     try:

@@ -91,7 +91,7 @@ def test_import_refuses_path_traversal(demo_run: Path, tmp_path: Path) -> None:
     bundle = export_bundle(demo_run, tmp_path / "a.tar.gz")
     evil = tmp_path / "evil.tar.gz"
     _rewrite(bundle, evil, {"run/../../escape.txt": b"x"})
-    with pytest.raises(BundleError, match="escapes the bundle"):
+    with pytest.raises(BundleError, match="escapes its folder"):
         import_bundle(evil, tmp_path / "dest")
     assert not (tmp_path / "escape.txt").exists() and not (tmp_path / "dest").exists()
 
