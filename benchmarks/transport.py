@@ -22,6 +22,7 @@ from oracleproto.transport.entry import Entry
 from oracleproto.transport.fileio import atomic_write, dump_entries
 from oracleproto.transport.keys import canonical_request, entry_key
 from oracleproto.transport.recorder import RecordReplay
+from oracleproto.transport.safe_yaml import load_untrusted
 from oracleproto.transport.store import rebuild_index
 
 N_REQUESTS = 300
@@ -133,6 +134,24 @@ def _synthetic_store(root: Path) -> list[tuple[dict[str, object], str]]:
     return requests
 
 
+def _untrusted_loader(data: bytes) -> None:
+    """The cassette loader (no anchors/aliases, depth and entry caps) against plain libyaml CSafeLoader."""
+    plain: list[float] = []
+    safe: list[float] = []
+    for _ in range(3):  # alternated, best of three: the machine is shared
+        start = time.process_time()
+        yaml.load(data, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        plain.append(time.process_time() - start)
+        start = time.process_time()
+        load_untrusted(data)
+        safe.append(time.process_time() - start)
+    p, s = min(plain), min(safe)
+    print(
+        f"cassette loader (untrusted input) {s:.2f} s CPU vs plain CSafeLoader {p:.2f} s CPU "
+        f"for {len(data) / 1e6:.1f} MB: ratio {s / p:.2f}x (target <= 1.1x)"
+    )
+
+
 async def _scale(root: Path) -> None:
     cdir = root / "scale"
     requests = _synthetic_store(cdir)
@@ -141,6 +160,7 @@ async def _scale(root: Path) -> None:
     start = time.perf_counter()
     yaml.load(data, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     parse_s = time.perf_counter() - start
+    _untrusted_loader(data)
 
     start = time.perf_counter()
     rr = RecordReplay(cdir, clock=SystemClock(), mode="replay")

@@ -55,3 +55,13 @@ def ensure_inside(base: Path, target: Path, *, what: str, error: ErrorFactory = 
             f"{what} {target} leads outside {base} (to {resolved}, through a symlink); refusing to follow it"
         )
     return target
+
+
+def first_missing_ancestor(path: Path) -> Path | None:
+    """The outermost of ``path`` and its parents that does not exist yet (what a mkdir -p would create)."""
+    missing = None
+    for candidate in [path, *path.parents]:
+        if candidate.exists():
+            break
+        missing = candidate
+    return missing

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+import shutil
 import sys
 import tempfile
 from dataclasses import replace
@@ -218,30 +219,35 @@ def replay_command(
     else:
         original = RunDir.resolve(run, runs_root or settings.run.runs_root)
         original.require_idle("replay it")
+    # Without --out the replay is a throw-away: its folder is removed however the replay ends.
     out_root = out or Path(tempfile.mkdtemp(prefix="oracleproto-replay-"))
-    report = asyncio.run(
-        replay_run(
-            original.root,
-            out_root,
-            clock=SystemClock(),
-            rand=secrets.SystemRandom(),
-            dataset=dataset,
-            progress=not no_progress,
-            after=write_run_analysis if _has_analysis(original) else None,
+    try:
+        report = asyncio.run(
+            replay_run(
+                original.root,
+                out_root,
+                clock=SystemClock(),
+                rand=secrets.SystemRandom(),
+                dataset=dataset,
+                progress=not no_progress,
+                after=write_run_analysis if _has_analysis(original) else None,
+            )
         )
-    )
-    _print_verdict(report)
+        _print_verdict(report, kept=out is not None)
+        if report.ok and _has_analysis(original):
+            _print_tables(RunDir.open(report.replayed))
+    finally:
+        if out is None:
+            shutil.rmtree(out_root, ignore_errors=True)
     if not report.ok:
         sys.exit(EXIT_MISMATCH)
-    if _has_analysis(original):
-        _print_tables(RunDir.open(report.replayed))
 
 
 def _has_analysis(run: RunDir) -> bool:
     return run.analysis_dir.is_dir() and any(run.analysis_dir.iterdir())
 
 
-def _print_verdict(report: ReplayReport) -> None:
+def _print_verdict(report: ReplayReport, *, kept: bool) -> None:
     width = max(len(c.what) for c in report.checks)
     for check in report.checks:
         mark = "match" if check.ok else "DIFFERS"
@@ -252,6 +258,9 @@ def _print_verdict(report: ReplayReport) -> None:
     matched = sum(c.ok for c in report.checks)
     verdict = "reproduced byte for byte" if report.ok else "did NOT reproduce"
     click.echo(f"replay of {report.original} {verdict} ({matched}/{len(report.checks)} checks match)")
-    click.echo(f"replayed run: {report.replayed}")
+    if kept:
+        click.echo(f"replayed run: {report.replayed}")
+    else:
+        click.echo("replayed run: in a temporary folder, now removed (pass --out DIR to keep it)")
     click.echo(traffic_text(report.summary.traffic))
     click.echo(savings_text(cassette_stats(RunDir.open(report.replayed).cassettes_dir)))

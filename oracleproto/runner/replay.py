@@ -10,7 +10,8 @@ from pathlib import Path
 from oracleproto.clock import Clock
 from oracleproto.dataset.demo import demo_db_path
 from oracleproto.dataset.hashes import source_db_hash
-from oracleproto.errors import StoreError
+from oracleproto.errors import OracleprotoError, StoreError
+from oracleproto.paths import first_missing_ancestor
 from oracleproto.runner.execute import Recorded, RunOptions, RunSummary, execute_run
 from oracleproto.runner.reconstruct import settings_from_snapshot
 from oracleproto.settings import Settings
@@ -132,25 +133,46 @@ async def replay_run(
     target = out_root / manifest.run_id
     if target.exists():
         raise StoreError(f"{target} already exists; choose an empty --out for the replay")
+    created = first_missing_ancestor(target)
     target.mkdir(parents=True)
-    shutil.copytree(original.cassettes_dir, target / "cassettes", dirs_exist_ok=True)
-    recorded = Recorded(
-        started_at=parse_timestamp(manifest.started_at),
-        finished_at=None if manifest.finished_at is None else parse_timestamp(manifest.finished_at),
-        config_snapshot=meta.config_snapshot,
-        cassettes_mode=manifest.cassettes.mode,
-        refresh=manifest.refresh,
-    )
-    options = RunOptions(
-        settings=settings,
-        source_db=source,
-        runs_root=out_root,
-        mode="replay",
-        run_id=manifest.run_id,
-        recorded=recorded,
-        progress=progress,
-        after=after,
-    )
-    summary = await execute_run(options, clock=clock, rand=rand)
-    replayed = RunDir.open(target)
-    return ReplayReport(original.root, replayed.root, tuple(compare_runs(original, replayed)), summary)
+    try:
+        shutil.copytree(original.cassettes_dir, target / "cassettes", dirs_exist_ok=True)
+        recorded = Recorded(
+            started_at=parse_timestamp(manifest.started_at),
+            finished_at=None if manifest.finished_at is None else parse_timestamp(manifest.finished_at),
+            config_snapshot=meta.config_snapshot,
+            cassettes_mode=manifest.cassettes.mode,
+            refresh=manifest.refresh,
+        )
+        options = RunOptions(
+            settings=settings,
+            source_db=source,
+            runs_root=out_root,
+            mode="replay",
+            run_id=manifest.run_id,
+            recorded=recorded,
+            progress=progress,
+            after=after,
+        )
+        summary = await execute_run(options, clock=clock, rand=rand)
+        replayed = RunDir.open(target)
+        return ReplayReport(original.root, replayed.root, tuple(compare_runs(original, replayed)), summary)
+    except BaseException as exc:
+        # A failed replay leaves nothing: not the copied cassettes, not a half-written run.
+        shutil.rmtree(created if created is not None else target, ignore_errors=True)
+        if isinstance(exc, OracleprotoError):
+            name_originals(exc, {target / "cassettes": original.cassettes_dir})
+        raise
+
+
+def name_originals(exc: BaseException, renames: dict[Path, Path]) -> None:
+    """Rewrite ``exc``'s message so it names the user's files, not the replay's working copies."""
+
+    def mapped(arg: object) -> object:
+        if not isinstance(arg, str):
+            return arg
+        for copy, original in renames.items():
+            arg = arg.replace(str(copy), str(original))
+        return arg
+
+    exc.args = tuple(mapped(a) for a in exc.args)

@@ -47,8 +47,8 @@ def parse_entries(data: bytes, where: str) -> list[Entry]:
         doc = load_untrusted(data, max_entry_chars=safe_yaml.MAX_ENTRY_CHARS)
     except UnsafeYamlError as exc:
         raise CassetteIntegrityError(
-            f"{where}: refused ({exc}); oracleproto never writes this, so the file was not written by it "
-            "or was tampered with — restore it from the original recording or re-record it"
+            f"{where}: refused: {exc}; oracleproto does not write such files, so this one was crafted or "
+            "damaged — restore it from the original recording or re-record it"
         ) from exc
     except (yaml.YAMLError, RecursionError) as exc:
         raise CassetteIntegrityError(f"{where}: not valid YAML ({exc}); restore or re-record it") from exc

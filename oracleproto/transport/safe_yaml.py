@@ -34,14 +34,15 @@ MAX_CASSETTE_FILE_BYTES = 512 * 1024 * 1024
 MAX_ENTRY_CHARS = 64 * 1024 * 1024
 #: Deepest collection nesting accepted; our cassettes use about 10 levels.
 MAX_DEPTH = 64
+_NO_ALIASES = "cassettes never use anchors or aliases (they can expand a small file into gigabytes)"
 
 
 class UnsafeYamlError(yaml.YAMLError):
     """The document uses a construct refused in untrusted input (alias, anchor, deep nesting)."""
 
-    def __init__(self, what: str, mark: Any) -> None:
+    def __init__(self, what: str, mark: Any, reason: str) -> None:
         at = "" if mark is None else f" at line {mark.line + 1}, column {mark.column + 1}"
-        super().__init__(f"{what}{at}")
+        super().__init__(f"{what}{at}: {reason}")
 
 
 class NoAliasLoader(_Parser, SafeConstructor, Resolver):
@@ -52,74 +53,64 @@ class NoAliasLoader(_Parser, SafeConstructor, Resolver):
         SafeConstructor.__init__(self)
         Resolver.__init__(self)
 
-    def _tag(self, kind: type[Node], event: Any, value: str | None) -> str:
+    def _start_collection(self, event: Any, is_seq: bool) -> list[Any]:
+        if event.anchor is not None:
+            raise UnsafeYamlError("anchor (&name)", event.start_mark, _NO_ALIASES)
+        cls = SequenceNode if is_seq else MappingNode
         tag = event.tag
         if tag is None or tag == "!":
-            return str(self.resolve(kind, value, event.implicit))  # type: ignore[no-untyped-call]
-        return str(tag)
+            tag = self.resolve(cls, None, event.implicit)  # type: ignore[no-untyped-call]
+        return [cls(tag, [], event.start_mark, None, event.flow_style), is_seq, None]
 
     def get_single_node(self) -> Node | None:
         """Compose the one document of the stream without recursion (None for an empty stream)."""
+        # A hot loop (one turn per YAML event): names are bound locally, scalars are tested first.
         get: Callable[[], Any] = self.get_event
+        resolve: Callable[..., str] = self.resolve
+        default_tag = self.DEFAULT_SCALAR_TAG
+        scalar_event, end_events = events.ScalarEvent, (events.SequenceEndEvent, events.MappingEndEvent)
         get()  # StreamStartEvent
-        event = get()
-        if isinstance(event, events.StreamEndEvent):
+        if isinstance(get(), events.StreamEndEvent):
             return None
         root: Node | None = None
-        stack: list[list[Any]] = []  # [collection node, pending mapping key or None]
+        stack: list[list[Any]] = []  # [collection node, is a sequence, pending mapping key or None]
         while True:
             event = get()
             kind = type(event)
-            if kind is events.AliasEvent:
-                raise UnsafeYamlError(
-                    "alias (*name) refused: cassettes never use anchors or aliases", event.start_mark
-                )
-            if kind is events.DocumentEndEvent:
-                break
-            if kind is events.SequenceEndEvent or kind is events.MappingEndEvent:
-                node: Node = stack.pop()[0]
-                node.end_mark = event.end_mark
-            else:
+            if kind is scalar_event:
                 if event.anchor is not None:
-                    raise UnsafeYamlError(
-                        "anchor (&name) refused: cassettes never use anchors or aliases", event.start_mark
-                    )
-                if kind is events.ScalarEvent:
-                    node = ScalarNode(
-                        self._tag(ScalarNode, event, event.value),
-                        event.value,
-                        event.start_mark,
-                        event.end_mark,
-                        style=event.style,
-                    )
-                else:
-                    if len(stack) >= MAX_DEPTH:
-                        raise UnsafeYamlError(
-                            f"nesting deeper than {MAX_DEPTH} levels refused", event.start_mark
-                        )
-                    cls = SequenceNode if kind is events.SequenceStartEvent else MappingNode
-                    node = cls(
-                        self._tag(cls, event, None), [], event.start_mark, None, flow_style=event.flow_style
-                    )
-                    stack.append([node, None])
-                    continue
+                    raise UnsafeYamlError("anchor (&name)", event.start_mark, _NO_ALIASES)
+                tag = event.tag
+                if tag is None or tag == "!":
+                    implicit = event.implicit
+                    tag = resolve(ScalarNode, event.value, implicit) if implicit[0] else default_tag
+                node: Node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, event.style)
+            elif kind in end_events:
+                node = stack.pop()[0]
+                node.end_mark = event.end_mark
+            elif kind is events.DocumentEndEvent:
+                break
+            elif kind is events.AliasEvent:
+                raise UnsafeYamlError("alias (*name)", event.start_mark, _NO_ALIASES)
+            else:  # a sequence or mapping starts
+                if len(stack) >= MAX_DEPTH:
+                    raise UnsafeYamlError("nesting", event.start_mark, f"deeper than {MAX_DEPTH} levels")
+                stack.append(self._start_collection(event, kind is events.SequenceStartEvent))
+                continue
             if not stack:
                 root = node
                 continue
             top = stack[-1]
-            parent = top[0]
-            if isinstance(parent, SequenceNode):
-                parent.value.append(node)
-            elif top[1] is None:
-                top[1] = node
+            if top[1]:
+                top[0].value.append(node)
+            elif top[2] is None:
+                top[2] = node
             else:
-                parent.value.append((top[1], node))
-                top[1] = None
+                top[0].value.append((top[2], node))
+                top[2] = None
         end = get()
         if not isinstance(end, events.StreamEndEvent):
-            raise UnsafeYamlError(
-                "a second document refused: a cassette is one YAML document", end.start_mark
-            )
+            raise UnsafeYamlError("a second document", end.start_mark, "a cassette is one YAML document")
         return root
 
 
@@ -143,10 +134,8 @@ def load_untrusted(data: bytes, *, max_entry_chars: int = MAX_ENTRY_CHARS) -> An
         root = loader.get_single_node()
         for i, span in enumerate(interaction_spans(root)):
             if span > max_entry_chars:
-                raise UnsafeYamlError(
-                    f"entry #{i} is {span:,} characters of YAML, over the limit of {max_entry_chars:,}",
-                    None,
-                )
+                limit = f"over the entry limit of {max_entry_chars:,}"
+                raise UnsafeYamlError(f"entry #{i}", None, f"{span:,} characters of YAML, {limit}")
         return None if root is None else loader.construct_document(root)
     finally:
         loader.dispose()

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Protocol
 
-from oracleproto.paths import confined
+from oracleproto.paths import confined, first_missing_ancestor
 from oracleproto.verify.bundle_schema import (
     BUNDLE_MANIFEST,
     MAX_MANIFEST_BYTES,
@@ -171,21 +171,11 @@ def _extract_into(bundle: Path, tmp: Path) -> tuple[dict[str, Any], BundleManife
     return body, model
 
 
-def _first_missing(path: Path) -> Path | None:
-    """The outermost ancestor of ``path`` (itself included) that does not exist yet."""
-    missing = None
-    for candidate in [path, *path.parents]:
-        if candidate.exists():
-            break
-        missing = candidate
-    return missing
-
-
 def import_bundle(bundle: Path, dest: Path) -> ImportedBundle:
     """Check every member while streaming it into a temporary sibling of ``dest``, then rename it."""
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise BundleError(f"{dest} exists and is not empty; import into a new or empty folder")
-    created = _first_missing(dest.parent)
+    created = first_missing_ancestor(dest.parent)
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.import-", dir=dest.parent))
     try:
