@@ -49,6 +49,23 @@ HOSTILE: list[tuple[str, bytes, str]] = [
     ("deep flow maps", b"interactions: " + b"{a: " * 100_000 + b"}" * 100_000, DEEPER),
     ("deep block lists", b"interactions:\n" + b"- " * 100_000 + b"x\n", DEEPER),
     ("two documents", _one_entry() + b"---\n" + _one_entry(), "a second document at line"),
+    (
+        "python object tag",
+        b"interactions: !!python/object/apply:os.system ['echo hi']\n",
+        r"tag tag:yaml\.org,2002:python/object/apply:os\.system at line 1, column 15",
+    ),
+    (
+        "python scalar tag",
+        b"interactions: [!!python/name:os.system '']\n",
+        r"not valid YAML \(could not determine a constructor for the tag 'tag:yaml\.org,2002:python/name:os",
+    ),
+    ("set tag", b"interactions: !!set {a, b}\n", r"tag tag:yaml\.org,2002:set at line 1"),
+    (
+        "merge key without alias",
+        b"interactions:\n- <<: {a: 1}\n",
+        r"constructor for the tag 'tag:yaml\.org,2002:merge'",
+    ),
+    ("list as a key", b"interactions:\n- ? [a]\n  : b\n", r"a list or mapping as a key at line 2, column 7"),
     ("not YAML", b"interactions: [unclosed\n", "not valid YAML"),
     ("empty file", b"", "not a cassette"),
 ]
