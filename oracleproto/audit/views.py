@@ -40,7 +40,13 @@ def split_ref(ref: str) -> tuple[Path, int | None]:
 def load_view(path: Path, generation: int | None = None) -> CassetteView:
     """Load one generation (default: the latest) of a run directory or cassette directory."""
     if not path.is_dir():
-        raise TransportError(f"{path}: no such directory; pass a run directory or a cassette directory")
+        base, sep, _ = str(path).rpartition("@")
+        hint = (
+            "; a generation is written PATH@N with N a number (e.g. @0)"
+            if sep and Path(base).is_dir()
+            else ""
+        )
+        raise TransportError(f"{path}: no such directory; pass a run directory or a cassette directory{hint}")
     root = resolve_cassette_dir(path)
     gens = list_generations(root)
     chosen = gens[-1] if generation is None else generation

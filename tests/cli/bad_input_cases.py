@@ -953,7 +953,7 @@ def cassette_cases() -> list[Case]:
             "cassettes-diff:bad-generation",
             ("cassettes", "diff", run + "@x", run),
             2,
-            "@x: no such directory",
+            "@x: no such directory; pass a run directory or a cassette directory; a generation is",
             present,
         ),
         Case(
