@@ -1,7 +1,7 @@
 """The bad-input table: one ``Case`` per mistake a user (or a bad file) can make, per command.
 
-Cases about untrusted cassettes, bundles and manifests (YAML bombs, member streaming, schema
-validation) and about secrets in settings errors live with those features' own suites.
+Hostile cassettes, bundles and manifests get a few cases here (``untrusted_cases``) so every
+reading command is covered; their own suites (YAML bombs, crafted bundles, peak memory) go deeper.
 """
 
 from __future__ import annotations
@@ -994,6 +994,65 @@ def cassette_cases() -> list[Case]:
     return cases
 
 
+def _alias_cassette(run: Path) -> None:
+    (run / "cassettes" / "search.yaml").write_text("a: &x [1]\nb: *x\n", encoding="utf-8")
+
+
+def _future_manifest(run: Path) -> None:
+    import json
+
+    path = run / "manifest.json"
+    manifest = json.loads(path.read_text(encoding="utf-8"))
+    manifest["schema_version"] = 99
+    path.write_text(json.dumps(manifest), encoding="utf-8")
+
+
+ALIAS = "cassettes/search.yaml: refused: anchor (&name) at line 1, column 4"
+
+
+def untrusted_cases() -> list[Case]:
+    """A few hostile files through every command that reads them (their own suites go deeper)."""
+    run = "{run}"
+    alias = in_run(_alias_cassette)
+    return [
+        Case(
+            "untrusted:import-not-gzip",
+            ("bundle", "import", "b.tar.gz", "dest"),
+            2,
+            "not a readable .tar.gz bundle",
+            write("b.tar.gz", "garbage"),
+        ),
+        Case(
+            "untrusted:import-empty",
+            ("bundle", "import", "b.tar.gz", "dest"),
+            2,
+            "b.tar.gz: not a readable .tar.gz bundle (empty file)",
+            write("b.tar.gz", b""),
+        ),
+        Case(
+            "untrusted:verify-empty-bundle",
+            ("verify", "b.tar.gz"),
+            1,
+            "FAIL  bundle members  b.tar.gz: not a readable .tar.gz bundle (empty file)",
+            write("b.tar.gz", b""),
+        ),
+        Case(
+            "untrusted:report-schema-99",
+            ("report", run, "--bootstrap", "0"),
+            2,
+            "schema_version 99 is not one this oracleproto reads",
+            in_run(_future_manifest),
+        ),
+        Case("untrusted:verify-alias", ("verify", run), 1, "refused: anchor (&name)", alias),
+        Case("untrusted:replay-alias", ("replay", run, "--out", "out", "--no-progress"), 2, ALIAS, alias),
+        Case("untrusted:ls-alias", ("cassettes", "ls", run), 2, ALIAS, alias),
+        Case("untrusted:stats-alias", ("cassettes", "stats", run), 2, ALIAS, alias),
+        Case("untrusted:show-alias", ("cassettes", "show", run, "ab"), 2, ALIAS, alias),
+        Case("untrusted:cache-rebuild-alias", ("cache", "rebuild", run, "--cache-dir", "c"), 2, ALIAS, alias),
+        Case("untrusted:diff-alias", ("cassettes", "diff", run, run), 2, ALIAS, alias),
+    ]
+
+
 def all_cases() -> list[Case]:
     """Every case of the table."""
     return [
@@ -1004,4 +1063,5 @@ def all_cases() -> list[Case]:
         *sim_cases(),
         *run_dir_cases(),
         *cassette_cases(),
+        *untrusted_cases(),
     ]
