@@ -129,6 +129,63 @@ def entry_digest(entry: Entry) -> str:
     return str(to_interaction(entry)["oracleproto"]["digest"])
 
 
+#: (path in the interaction, accepted types, what to call them). A digest proves integrity, not
+#: authorship: a crafted entry can carry a matching digest, so the types are checked before use.
+_FIELD_TYPES: tuple[tuple[tuple[str, ...], tuple[type, ...], str], ...] = (
+    (("oracleproto", "key"), (str,), "a string"),
+    (("oracleproto", "request"), (dict,), "a mapping"),
+    (("oracleproto", "context"), (dict, type(None)), "a mapping or null"),
+    (("oracleproto", "occurrence"), (int, type(None)), "an integer or null"),
+    (("oracleproto", "exception"), (dict, type(None)), "a mapping or null"),
+    (("oracleproto", "latency_ms"), (int,), "an integer"),
+    (("oracleproto", "recorded_at"), (str,), "a string"),
+    (("oracleproto", "attempts"), (list,), "a list"),
+    (("oracleproto", "requests"), (int,), "an integer"),
+    (("oracleproto", "generation"), (int,), "an integer"),
+    (("request", "body"), (str,), "a string"),
+    (("request", "method"), (str,), "a string"),
+    (("request", "uri"), (str,), "a string"),
+    (("request", "headers"), (dict,), "a mapping"),
+    (("response", "headers"), (dict,), "a mapping"),
+    (("response", "status"), (dict,), "a mapping"),
+    (("response", "status", "code"), (int,), "an integer"),
+    (("response", "status", "message"), (str,), "a string"),
+    (("response", "body", "string"), (str, bytes), "a string or bytes"),
+)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_types(interaction: dict[str, Any], where: str, key: str) -> None:
+    for path, types, what in _FIELD_TYPES:
+        value: Any = interaction
+        for part in path:
+            value = value.get(part) if isinstance(value, dict) else None
+        if not isinstance(value, types) or (int in types and isinstance(value, bool)):  # bool is an int
+            raise CassetteIntegrityError(
+                f"{where}: entry {key}: {'.'.join(path)} must be {what}, got {type(value).__name__}; "
+                "the entry was crafted or damaged — restore the file or re-record the entry"
+            )
+    context = interaction["oracleproto"]["context"]
+    if context is not None and not (
+        isinstance(context.get("model"), str)
+        and isinstance(context.get("question_id"), str)
+        and all(_is_int(context.get(k)) for k in ("sample", "step"))
+    ):
+        raise CassetteIntegrityError(
+            f"{where}: entry {key}: oracleproto.context must have model and question_id (strings), "
+            "sample and step (integers)"
+        )
+    for side in ("request", "response"):
+        for name, values in interaction[side]["headers"].items():
+            if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+                raise CassetteIntegrityError(
+                    f"{where}: entry {key}: {side}.headers[{name!r}] must be a list of strings"
+                )
+
+
 def from_interaction(interaction: Any, where: str) -> Entry:
     """Parse and verify one stored interaction; ``where`` names file and position for errors."""
     try:
@@ -152,6 +209,7 @@ def from_interaction(interaction: Any, where: str) -> Entry:
         )
     if channel not in CHANNELS:
         raise CassetteIntegrityError(f"{where}: entry {key} has unknown channel {channel!r}")
+    _check_types(interaction, where, key)
     return Entry(
         key=key,
         channel=channel,

@@ -10,6 +10,7 @@ import yaml
 
 from oracleproto.errors import CassetteIntegrityError
 from oracleproto.transport import safe_yaml
+from oracleproto.transport.entry import interaction_digest, to_interaction
 from oracleproto.transport.fileio import dump_entries, parse_entries, read_entries
 from oracleproto.transport.layout import cassette_files
 from oracleproto.transport.safe_yaml import MAX_DEPTH, load_untrusted
@@ -131,3 +132,33 @@ def test_the_dumper_never_writes_anchors_for_shared_objects() -> None:
     data = dump_entries([first, second])
     assert b"&id" not in data and b"*id" not in data
     assert [e.key for e in parse_entries(data, "m.yaml")] == ["a" * 64, "b" * 64]
+
+
+def _crafted(path: tuple[str, ...], value: object) -> bytes:
+    """One entry with ``path`` set to ``value`` and its digest recomputed (a digest is no signature)."""
+    interaction = to_interaction(_entry("a" * 64))
+    target = interaction
+    for part in path[:-1]:
+        target = target[part]
+    target[path[-1]] = value
+    interaction["oracleproto"]["digest"] = interaction_digest(interaction)
+    return yaml.dump({"interactions": [interaction], "version": 1}, Dumper=yaml.SafeDumper).encode()
+
+
+CRAFTED = [
+    (("response", "status", "code"), "200", r"response\.status\.code must be an integer, got str"),
+    (("response", "status", "code"), True, r"response\.status\.code must be an integer, got bool"),
+    (("request", "headers"), ["x"], r"request\.headers must be a mapping, got list"),
+    (("response", "headers"), {"x": "y"}, r"response\.headers\['x'\] must be a list of strings"),
+    (("response", "body", "string"), 7, r"response\.body\.string must be a string or bytes, got int"),
+    (("oracleproto", "latency_ms"), None, r"oracleproto\.latency_ms must be an integer, got NoneType"),
+    (("oracleproto", "context"), {"model": "m"}, r"oracleproto\.context must have model and question_id"),
+]
+
+
+@pytest.mark.parametrize(("path", "value", "message"), CRAFTED, ids=[".".join(c[0]) for c in CRAFTED])
+def test_an_entry_with_a_matching_digest_but_wrong_types_is_refused(
+    path: tuple[str, ...], value: object, message: str
+) -> None:
+    with pytest.raises(CassetteIntegrityError, match=rf"^m\.yaml, entry #0: entry a{{64}}: {message}"):
+        parse_entries(_crafted(path, value), "m.yaml")
