@@ -18,6 +18,7 @@ from oracleproto.settings import Settings
 from oracleproto.store import ModelStore, RunDir, logical_dump, parse_timestamp
 from oracleproto.store.naming import RandomBits
 from oracleproto.store.rundir import AUDIT_SUBDIR
+from oracleproto.transport.layout import all_cassette_files
 
 
 @dataclass(frozen=True)
@@ -133,6 +134,7 @@ async def replay_run(
     target = out_root / manifest.run_id
     if target.exists():
         raise StoreError(f"{target} already exists; choose an empty --out for the replay")
+    all_cassette_files(original.cassettes_dir)  # refuses a symlink out of the run before copying
     created = first_missing_ancestor(target)
     target.mkdir(parents=True)
     try:

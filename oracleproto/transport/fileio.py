@@ -128,7 +128,7 @@ def read_journal(path: Path) -> list[Entry]:
             continue
         try:
             raw: Any = json.loads(line)
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
             if i == len(lines) - 1:
                 break  # the in-flight write of a killed process
             raise CassetteIntegrityError(f"{path}, line {i + 1}: corrupt journal line") from exc

@@ -84,3 +84,20 @@ def test_replay_without_out_removes_its_temp_folder_after_success(
     assert "reproduced byte for byte" in output
     assert "replayed run: in a temporary folder, now removed (pass --out DIR to keep it)" in output
     assert list(temp_root.iterdir()) == []
+
+
+def test_a_cassette_symlinked_out_of_the_run_is_not_followed(
+    demo_copy: Path,
+    temp_root: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    outside = tmp_path / "outside.yaml"
+    (demo_copy / SEARCH).rename(outside)
+    (demo_copy / SEARCH).symlink_to(outside)
+    before = tree(tmp_path)
+    code, output = run_main(capsys, monkeypatch, "replay", demo_copy, "--no-progress")
+    assert code == 2, output
+    assert f"error: cassette file {demo_copy / SEARCH} leads outside {demo_copy / 'cassettes'}" in output
+    assert tree(tmp_path) == before
