@@ -10,7 +10,10 @@ OracleprotoError
 ├── ProviderError                provider channels (llm, search, detector)
 │   ├── BrowsingBarrierError     a send-time barrier assertion failed (Table 10)
 │   ├── CallFailedError          a logical call ended in a terminal failure (has a kind)
-│   │   └── AuthError            401/403: aborts the run, leaving it resumable
+│   │   └── RunStoppedError      a failure that stops the whole run, leaving it resumable
+│   │       ├── AuthError        401/403 (exit 3)
+│   │       ├── QuotaError       credit, balance or plan limit exhausted (exit 3)
+│   │       └── ProviderUnavailableError  Retry-After above the cap, circuit breaker (exit 4)
 ├── StoreError                   run directory / per-model SQLite problems
 └── AnalysisError                analysis could not be computed from a run directory
 """
@@ -23,12 +26,15 @@ from enum import StrEnum
 
 
 class ErrorKind(StrEnum):
-    """The seven failure kinds of the paper's classifier, in its matching order."""
+    """The paper's seven failure kinds (Table 14) plus ``quota`` (our extension, see design.md)."""
 
     NETWORK = "network"
     RATE_LIMIT = "rate_limit"
     SERVER_5XX = "server_5xx"
     AUTH = "auth"
+    #: Credit, balance or plan limit exhausted (HTTP 402, Tavily 432/433, quota bodies): not
+    #: retried, and it stops the run like an auth failure.
+    QUOTA = "quota"
     CONTENT_POLICY = "content_policy"
     BAD_REQUEST = "bad_request"
     UNKNOWN = "unknown"
@@ -112,11 +118,49 @@ class CallFailedError(ProviderError):
         super().__init__(f"{kind.value}: {message}")
 
 
-class AuthError(CallFailedError):
+class RunStoppedError(CallFailedError):
+    """A call failure that no other sample can avoid: it stops the run, which stays resumable.
+
+    ``channel`` names the provider channel (``llm``, ``search``, ``detector``) when known;
+    ``remedy`` says what the user should do before resuming.
+    """
+
+    def __init__(
+        self,
+        kind: ErrorKind,
+        message: str,
+        *,
+        status_code: int | None = None,
+        channel: str | None = None,
+        remedy: str = "",
+    ) -> None:
+        super().__init__(kind, message, status_code=status_code)
+        self.channel = channel
+        self.remedy = remedy
+
+
+class AuthError(RunStoppedError):
     """An authentication failure (HTTP 401/403); aborts the run, which stays resumable."""
 
-    def __init__(self, message: str, *, status_code: int | None = None) -> None:
-        super().__init__(ErrorKind.AUTH, message, status_code=status_code)
+    def __init__(
+        self, message: str, *, status_code: int | None = None, channel: str | None = None, remedy: str = ""
+    ) -> None:
+        super().__init__(
+            ErrorKind.AUTH, message, status_code=status_code, channel=channel, remedy=remedy or "fix the key"
+        )
+
+
+class QuotaError(RunStoppedError):
+    """Credit, balance or plan limit exhausted; aborts the run, which stays resumable."""
+
+    def __init__(
+        self, message: str, *, status_code: int | None = None, channel: str | None = None, remedy: str = ""
+    ) -> None:
+        super().__init__(ErrorKind.QUOTA, message, status_code=status_code, channel=channel, remedy=remedy)
+
+
+class ProviderUnavailableError(RunStoppedError):
+    """A provider cannot serve this session (Retry-After above the cap, circuit breaker open)."""
 
 
 class StoreError(OracleprotoError):

@@ -294,6 +294,12 @@ class RunSettings(_Section):
     """Record/replay mode; replay (offline) unless told otherwise. ``ORACLEPROTO_MODE``."""
     cache_dir: Path = Field(Path("cache"), validation_alias=_env("ORACLEPROTO_CACHE_DIR"))
     """Rebuildable diskcache index of the cassettes. ``ORACLEPROTO_CACHE_DIR``."""
+    retry_after_max_s: float = Field(300.0, ge=0, validation_alias=_env("RETRY_AFTER_MAX_S"))
+    """Longest wait (``Retry-After``, backoff, key cooldown) a call may take; a longer one stops the
+    run resumably. ``RETRY_AFTER_MAX_S``."""
+    circuit_breaker_calls: int = Field(8, ge=0, validation_alias=_env("CIRCUIT_BREAKER_CALLS"))
+    """Stop the run when the first N live calls of a channel in a session all fail with the same
+    network or unknown error (0 = off). ``CIRCUIT_BREAKER_CALLS``."""
 
     _split = field_validator("question_types", "choice_types", "grid_r_list", "grid_c_list", mode="before")(
         _split_list

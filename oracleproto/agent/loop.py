@@ -25,7 +25,7 @@ from oracleproto.agent.trajectory import Trajectory
 from oracleproto.clock import Clock
 from oracleproto.context import CallContext, call_context
 from oracleproto.dataset.models import Question
-from oracleproto.errors import AuthError, CallFailedError, ConfigError
+from oracleproto.errors import CallFailedError, ConfigError, RunStoppedError
 from oracleproto.parser import parse_answer
 from oracleproto.providers.types import ChatModel, ChatResponse, SearchTool, ToolSchema
 from oracleproto.settings import ReactSettings
@@ -69,7 +69,7 @@ async def run_sample(
 
     ``model`` is the real slug sent to the provider; ``context`` carries the virtual slug and
     sample identity. ``prediction_cutoff`` (χ) goes to every search as ``end_date``. A terminal
-    ``CallFailedError`` becomes the ``error`` of the result; ``AuthError`` propagates.
+    ``CallFailedError`` becomes the ``error`` of the result; ``RunStoppedError`` (auth, quota) propagates.
     """
     check_tool_schemas(tools, search)
     if react.min_search_calls:
@@ -125,7 +125,7 @@ async def run_sample(
             last_unboxed = True
         if letters is None and react.final_answer_retry and trajectory.last is not None:
             letters = await _bail_out_retry(caller, question, Counters(n, n, state.searches, c))
-    except AuthError:
+    except RunStoppedError:
         raise
     except CallFailedError as exc:
         # The sample ends when its failed call's final outcome arrived: the recorded time the

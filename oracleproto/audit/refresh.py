@@ -22,9 +22,10 @@ from oracleproto.audit.selector import Selector
 from oracleproto.audit.views import load_view
 from oracleproto.clock import Clock
 from oracleproto.dataset.demo import demo_db_path
-from oracleproto.errors import AuthError, StoreError
+from oracleproto.errors import RunStoppedError, StoreError
 from oracleproto.runner.execute import RunOptions, RunSummary, execute_run
 from oracleproto.runner.replay import find_dataset
+from oracleproto.runner.stops import with_resume_hint
 from oracleproto.settings import Settings
 from oracleproto.store import RefreshInfo, RunDir, new_run_id
 from oracleproto.store.manifest import MANIFEST_NAME
@@ -163,13 +164,10 @@ async def refresh_run(options: RefreshOptions, *, clock: Clock, rand: RandomBits
     )
     try:
         summary = await execute_run(run_options, clock=clock, rand=rand)
-    except AuthError as exc:
+    except RunStoppedError as exc:
         # The runner's hint names --run-id only; a refresh resumes through --refresh as well.
-        shown = exc.detail.split("\nrun ", 1)[0]
-        raise AuthError(
-            f"{shown}\nrefresh {run_id} of {old.run_id} stopped and is resumable: fix the key, then rerun "
-            f"with {resume_arguments(old.run_id, selection, run_id)} (finished samples are kept)",
-            status_code=exc.status_code,
+        raise with_resume_hint(
+            exc, f"refresh {run_id} of {old.run_id}", resume_arguments(old.run_id, selection, run_id)
         ) from exc
     new = summary.run
     analysis = options.settings.analysis

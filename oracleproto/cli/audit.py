@@ -22,9 +22,9 @@ from oracleproto.audit import (
     summary_lines,
 )
 from oracleproto.audit.refresh import resume_arguments
-from oracleproto.cli.exits import EXIT_AUTH, EXIT_FAILED, EXIT_INTERRUPTED
+from oracleproto.cli.exits import EXIT_FAILED, EXIT_INTERRUPTED, stopped_exit_status
 from oracleproto.clock import Clock
-from oracleproto.errors import AuthError
+from oracleproto.errors import RunStoppedError
 from oracleproto.store import RunDir, new_run_id
 from oracleproto.store.naming import RandomBits
 
@@ -80,9 +80,9 @@ def run_refresh(options: RefreshOptions, *, clock: Clock, rand: RandomBits) -> N
     run_id = options.run_id or new_run_id(clock, rand)
     try:
         result = asyncio.run(refresh_run(replace(options, run_id=run_id), clock=clock, rand=rand))
-    except AuthError as exc:
+    except RunStoppedError as exc:
         click.echo(f"error: {exc}", err=True)
-        sys.exit(EXIT_AUTH)
+        sys.exit(stopped_exit_status(exc))
     except KeyboardInterrupt:
         again = resume_arguments(RunDir.open(options.old_run).run_id, options.selector.describe(), run_id)
         click.echo(

@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+from oracleproto.errors import ProviderUnavailableError, RunStoppedError
+
 #: A check failed: a replay did not reproduce its recording, verify found a difference, a diff drifted.
 EXIT_FAILED = 1
 #: Bad input or an error the tool reports with one message (what, where, how to fix).
 EXIT_INVALID = 2
-#: A run or refresh aborted by an authentication failure (401/403); it is resumable.
+#: A run or refresh aborted by an authentication failure (401/403) or exhausted credit/quota; resumable.
 EXIT_AUTH = 3
+#: A run or refresh stopped because a provider cannot serve it now (a Retry-After above
+#: ``RETRY_AFTER_MAX_S``, or the circuit breaker); it is resumable.
+EXIT_UNAVAILABLE = 4
 #: The user interrupted a run or refresh (Ctrl-C, as shells report SIGINT); it is resumable.
 EXIT_INTERRUPTED = 130
 #: An internal error (a bug): one line asks for a report; the traceback went to a log file.
 EXIT_INTERNAL = 70
+
+
+def stopped_exit_status(exc: RunStoppedError) -> int:
+    """The exit status of a run stopped resumably: 4 when a provider is unavailable, else 3."""
+    return EXIT_UNAVAILABLE if isinstance(exc, ProviderUnavailableError) else EXIT_AUTH

@@ -17,10 +17,10 @@ from oracleproto.analysis.postrun import write_run_analysis as analysis_pass
 from oracleproto.analysis.tables import render_markdown
 from oracleproto.audit import RefreshOptions, parse_selector
 from oracleproto.cli.audit import refresh_target, run_refresh, select_option
-from oracleproto.cli.exits import EXIT_AUTH, EXIT_FAILED, EXIT_INTERRUPTED
+from oracleproto.cli.exits import EXIT_FAILED, EXIT_INTERRUPTED, stopped_exit_status
 from oracleproto.clock import SystemClock
 from oracleproto.dataset.demo import demo_db_path
-from oracleproto.errors import AuthError, StoreError
+from oracleproto.errors import RunStoppedError, StoreError
 from oracleproto.oserrors import describe_os_error
 from oracleproto.runner.execute import RunOptions, RunSummary, execute_run
 from oracleproto.runner.replay import ReplayReport, replay_run
@@ -46,9 +46,9 @@ def execute_and_report(options: RunOptions, rand: RandomBits) -> None:
     run_id = options.run_id or new_run_id(clock, rand)
     try:
         summary = asyncio.run(execute_run(replace(options, run_id=run_id), clock=clock, rand=rand))
-    except AuthError as exc:
+    except RunStoppedError as exc:
         click.echo(f"error: {exc}", err=True)
-        sys.exit(EXIT_AUTH)
+        sys.exit(stopped_exit_status(exc))
     except OSError as exc:
         where = options.runs_root / run_id
         resume = f"rerun with --run-id {run_id} to resume" if where.is_dir() else "rerun"

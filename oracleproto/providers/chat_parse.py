@@ -125,6 +125,13 @@ def parse_chat_completion(raw: bytes | str, *, latency_ms: int, received_at: dat
     if error and not choices:
         detail = error.get("message") if isinstance(error, dict) else error
         raise ErrorInBodyError(classify_error_object(error), str(detail))
+    base_resp = body.get("base_resp")
+    if not choices and isinstance(base_resp, dict) and base_resp.get("status_code") not in (None, 0, "0"):
+        # MiniMax's native envelope: HTTP 200 with base_resp {status_code, status_msg} (1008 = balance).
+        message = base_resp.get("status_msg")
+        raise ErrorInBodyError(
+            classify_error_object({"code": base_resp.get("status_code"), "message": message}), str(message)
+        )
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise MalformedBodyError("response body has no choices")
     choice = choices[0]

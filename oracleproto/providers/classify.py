@@ -3,6 +3,10 @@
 The matching order is the paper's: transport errors and timeouts → network; 401/403 → auth;
 429 → rate_limit; 5xx → server_5xx; 400 whose body mentions a policy needle →
 content_policy, checked before the generic 400 → bad_request; anything else → unknown.
+
+Our extension (docs/design.md, "Quota"): before any of the 4xx rows, HTTP 402, Tavily's 432/433
+and a 4xx (other than 401) whose body says the credit, balance or plan limit is exhausted →
+``quota``. Those never clear within a run, so retrying them as rate limits only burns backoff.
 """
 
 from __future__ import annotations
@@ -53,6 +57,41 @@ def mentions_policy(body: str) -> bool:
     return any(needle in text for needle in _SQUEEZED_NEEDLES)
 
 
+#: Statuses that always mean "credit or plan limit exhausted": 402 Payment Required (OpenRouter,
+#: DeepSeek), Tavily's 432 (key or plan limit) and 433 (pay-as-you-go limit).
+QUOTA_STATUSES = frozenset({402, 432, 433})
+#: Body phrases of an exhausted credit/balance/plan, matched on the squeezed lower-case body.
+#: Deliberately specific: a per-minute quota ("Quota exceeded for quota metric … per minute") and
+#: OpenAI's old rate-limit text ("… add a payment method … /account/billing") are rate limits.
+QUOTA_NEEDLES: tuple[str, ...] = (
+    "insufficient_quota",  # OpenAI: type and code of the 429 "You exceeded your current quota"
+    "exceeded your current quota",
+    "insufficient balance",  # MiniMax "insufficient balance (1008)", DeepSeek 402
+    "insufficient_balance",
+    "balance is insufficient",  # SiliconFlow 403 "Your paid balance is insufficient"
+    "insufficient credits",  # OpenRouter 402
+    "insufficient funds",
+    "more credits are required",  # OpenRouter 402 with a per-key credit limit
+    "requires more credits",
+    "credit balance is too low",  # Anthropic 400
+    "billing_hard_limit_reached",
+    "exceeds your plan",  # Tavily 432
+    "pay-as-you-go limit",  # Tavily 433
+    "no resource package",  # Zhipu 1113 (English text)
+    "余额不足",  # Zhipu 1113, many Chinese gateways: "balance insufficient"
+)
+_SQUEEZED_QUOTA = tuple(_squeeze(n) for n in QUOTA_NEEDLES)
+#: Provider-specific numeric codes of an exhausted balance inside an error object:
+#: Zhipu 1113 ("insufficient balance or no resource package"), MiniMax 1008 ("insufficient balance").
+QUOTA_CODES = frozenset({1113, 1008})
+
+
+def mentions_quota(body: str) -> bool:
+    """True when ``body`` says the credit, balance or plan limit is exhausted."""
+    text = _squeeze(body)
+    return any(needle in text for needle in _SQUEEZED_QUOTA)
+
+
 def _body_text(body: str | bytes | None) -> str:
     if body is None:
         return ""
@@ -62,7 +101,11 @@ def _body_text(body: str | bytes | None) -> str:
 
 
 def classify_status(status: int, body: str | bytes | None = None) -> ErrorKind:
-    """Classify an HTTP status code and its body (the HTTP rows of Table 14)."""
+    """Classify an HTTP status code and its body (the HTTP rows of Table 14, plus ``quota``)."""
+    if status in QUOTA_STATUSES:
+        return ErrorKind.QUOTA
+    if 400 <= status < 500 and status != 401 and _is_quota_body(_body_text(body)):
+        return ErrorKind.QUOTA
     if status in (401, 403):
         return ErrorKind.AUTH
     if status == 429:
@@ -74,20 +117,55 @@ def classify_status(status: int, body: str | bytes | None = None) -> ErrorKind:
     return ErrorKind.UNKNOWN
 
 
+def _numeric_code(code: Any) -> int | None:
+    if isinstance(code, int) and not isinstance(code, bool):
+        return code
+    if isinstance(code, str) and code.isdigit():
+        return int(code)
+    return None
+
+
+def _is_quota_body(text: str) -> bool:
+    """A quota needle, or a JSON error object whose code is a known balance code (Zhipu, MiniMax)."""
+    if not text:
+        return False
+    if mentions_quota(text):
+        return True
+    if not any(str(code) in text for code in QUOTA_CODES):
+        return False  # cheap guard: only parse bodies that could hold such a code
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return False
+    return _object_has_quota_code(data)
+
+
+def _object_has_quota_code(data: Any) -> bool:
+    if not isinstance(data, Mapping):
+        return False
+    candidates = [data.get("error"), data.get("base_resp"), data]
+    for obj in candidates:
+        if isinstance(obj, Mapping):
+            for field in ("code", "status_code"):
+                if _numeric_code(obj.get(field)) in QUOTA_CODES:
+                    return True
+    return False
+
+
 def classify_error_object(error: Any) -> ErrorKind:
     """Classify an ``error`` object found inside a 200 body (OpenRouter reports failures so)."""
     text = json.dumps(error, ensure_ascii=False, default=str)
     code = error.get("code") if isinstance(error, Mapping) else None
-    status: int | None = None
-    if isinstance(code, int) and not isinstance(code, bool):
-        status = code
-    elif isinstance(code, str) and code.isdigit():
-        status = int(code)
+    status = _numeric_code(code)
+    if status in QUOTA_CODES or mentions_quota(text):
+        return ErrorKind.QUOTA
     if status is not None:
         return classify_status(status, text)
     # A symbolic code ("invalid_api_key", "content_filter") with no HTTP status.
     if isinstance(code, str) and code.lower() in {"invalid_api_key", "unauthorized", "forbidden"}:
         return ErrorKind.AUTH
+    if isinstance(code, str) and code.lower() in {"insufficient_quota", "insufficient_credits"}:
+        return ErrorKind.QUOTA
     if isinstance(code, str) and code.lower() in {"rate_limit_exceeded", "rate_limited"}:
         return ErrorKind.RATE_LIMIT
     return ErrorKind.CONTENT_POLICY if mentions_policy(text) else ErrorKind.UNKNOWN

@@ -4,7 +4,9 @@ The detector sees only six whitelisted fields of a result (title, url, published
 content, raw_content, cutoff_date) — never what the main model is asked, its candidate
 choices, the ground truth or any dialogue — so it is framed as a temporal auditor, not an
 oracle. Failures are fail-closed and never abort the run (Table 13): a misconfigured key
-yields ``failed:auth`` verdicts, not an ``AuthError``.
+yields ``failed:auth`` verdicts, not an ``AuthError``. Exhausted credit (``quota``, our
+extension) is the exception: it raises ``QuotaError`` and stops the run resumably, because it
+would otherwise fail-close every remaining result of the run (docs/design.md, "Quota").
 """
 
 from __future__ import annotations
@@ -19,11 +21,12 @@ import httpx
 
 from oracleproto.clock import Clock
 from oracleproto.context import logical_call
-from oracleproto.errors import ConfigError, ErrorKind
+from oracleproto.errors import ConfigError, ErrorKind, QuotaError
 from oracleproto.hashing import sha256_16
 from oracleproto.providers.barrier import assert_detector_safe
 from oracleproto.providers.chat_parse import ErrorInBodyError, MalformedBodyError, parse_chat_completion
 from oracleproto.providers.classify import classify_error, classify_status
+from oracleproto.providers.monitor import CallFailure, CallMonitor, NullMonitor, check_wait
 from oracleproto.providers.timing import backoff_delay, call_timing
 from oracleproto.providers.types import SearchResult
 from oracleproto.settings import DetectorSettings, LLMSettings
@@ -59,6 +62,7 @@ WHITELISTED_FIELDS = ("title", "url", "published_date", "content", "raw_content"
 VERDICTS = frozenset({"keep", "drop"})
 #: Failure kind of a reply that never yielded a valid verdict (not an HTTP failure).
 PARSE_FAILURE = "parse"
+_KINDS = frozenset(k.value for k in ErrorKind)
 
 
 def detector_prompt_hash() -> str:
@@ -142,7 +146,12 @@ class LeakDetector:
     """Judges search results over an OpenAI-compatible endpoint, fail-closed (Tables 11, 13)."""
 
     def __init__(
-        self, client: httpx.AsyncClient, settings: DetectorSettings, llm: LLMSettings, clock: Clock
+        self,
+        client: httpx.AsyncClient,
+        settings: DetectorSettings,
+        llm: LLMSettings,
+        clock: Clock,
+        monitor: CallMonitor | None = None,
     ) -> None:
         if not settings.model:
             raise ConfigError("LEAK_DETECTOR_MODEL is empty; set a detector slug or disable the filter")
@@ -153,6 +162,7 @@ class LeakDetector:
         self._client = client
         self._settings = settings
         self._clock = clock
+        self._monitor: CallMonitor = monitor if monitor is not None else NullMonitor()
         self._model = settings.model
         self._url = base_url.rstrip("/") + "/chat/completions"
         self._headers = {"Content-Type": "application/json"}
@@ -202,25 +212,59 @@ class LeakDetector:
                     )
                 except (httpx.TransportError, TimeoutError) as exc:
                     kind: str = classify_error(exc).value
-                    retryable = not served_from_cassette(exc=exc)
+                    signature = type(exc).__name__
+                    replayed = served_from_cassette(exc=exc)
                     error = exc
                 else:
+                    replayed = served_from_cassette(response)
+                    signature = f"HTTP {response.status_code}"
                     if response.status_code == 200:
                         kind, verdict, retryable = self._read(response, started)
                         if verdict is not None:
+                            if not replayed:
+                                self._monitor.call_done("detector", None)
                             return verdict
                     else:
                         status_kind = classify_status(response.status_code, response.content)
                         kind = status_kind.value
                         # Table 13: every 4xx (auth included) is final; 5xx retries.
                         retryable = status_kind is ErrorKind.SERVER_5XX
-                    # A replayed outcome is already final: the recording holds its retries.
-                    retryable = retryable and not served_from_cassette(response)
+                if kind == ErrorKind.QUOTA.value:
+                    self._raise_quota(response)
+                # A replayed outcome is already final: the recording holds its retries.
+                retryable = retryable and not replayed
                 if not retryable or attempt >= self._settings.retry_max:
+                    if not replayed:
+                        # A reply without a verdict still reached the endpoint: not a breaker failure.
+                        failure = (
+                            CallFailure(ErrorKind(kind), signature, self._url) if kind in _KINDS else None
+                        )
+                        self._monitor.call_done("detector", failure)
                     latency, _ = call_timing(self._clock, started, response=response, exc=error)
                     return Verdict(f"failed:{kind}", "", kind, latency)
-                await self._clock.sleep(backoff_delay(self._settings.backoff_s, attempt))
+                delay = backoff_delay(self._settings.backoff_s, attempt)
+                check_wait(
+                    self._monitor,
+                    delay,
+                    channel="detector",
+                    model=self._model,
+                    reason=f"{kind} backoff",
+                    url=self._url,
+                )
+                await self._clock.sleep(delay)
                 attempt += 1
+
+    def _raise_quota(self, response: httpx.Response | None) -> None:
+        """Exhausted credit stops the run (our extension of Table 13's fail-closed rule)."""
+        shown = " ".join(response.text.split())[:300] if response is not None else "quota"
+        status = f"HTTP {response.status_code}: " if response is not None else ""
+        raise QuotaError(
+            f"leak detector {self._model} at {self._url}: {status}{shown}",
+            status_code=response.status_code if response is not None else None,
+            channel="detector",
+            remedy="top up the credit of the account behind LEAK_DETECTOR_API_KEY "
+            "(or LLM_API_KEY when the detector shares it), or raise its spending limit",
+        )
 
     def _read(self, response: httpx.Response, started: float) -> tuple[str, Verdict | None, bool]:
         """(failure kind, verdict, retryable) of a 200 reply."""

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pydantic import SecretStr
 
 from oracleproto.clock import Clock
-from oracleproto.errors import AuthError, ConfigError
+from oracleproto.errors import AuthError, ConfigError, QuotaError
 from oracleproto.hashing import redact_secret
 
 
@@ -21,6 +21,8 @@ class _KeyState:
     secret: SecretStr
     uses: int = 0
     blacklisted: bool = False
+    #: Retired for this process because its credit or plan limit is exhausted (Tavily 432/433).
+    out_of_quota: bool = False
     cooldown_until: float = float("-inf")
 
 
@@ -61,21 +63,23 @@ class TavilyKeyPool:
         """Which keys are permanently dead (auth failures)."""
         return tuple(k.blacklisted for k in self._keys)
 
+    def _usable(self, state: _KeyState) -> bool:
+        return not state.blacklisted and not state.out_of_quota
+
     def alive(self) -> bool:
-        """True while at least one key is not blacklisted."""
-        return any(not k.blacklisted for k in self._keys)
+        """True while at least one key is neither blacklisted nor out of quota."""
+        return any(self._usable(k) for k in self._keys)
 
     def acquire(self) -> KeyLease | None:
         """The least-used healthy key (counted as used), or ``None`` when all live keys cool down.
 
-        Raises ``AuthError`` when every key is blacklisted.
+        Raises ``QuotaError`` when every key is dead and at least one ran out of quota,
+        ``AuthError`` when every key was rejected.
         """
         if not self.alive():
-            raise AuthError(
-                f"all {len(self._keys)} Tavily key(s) were rejected (HTTP 401/403); check TAVILY_API_KEY"
-            )
+            self._raise_exhausted()
         now = self._clock.monotonic()
-        healthy = [i for i, k in enumerate(self._keys) if not k.blacklisted and k.cooldown_until <= now]
+        healthy = [i for i, k in enumerate(self._keys) if self._usable(k) and k.cooldown_until <= now]
         if not healthy:
             return None
         index = min(healthy, key=lambda i: (self._keys[i].uses, i))
@@ -86,12 +90,33 @@ class TavilyKeyPool:
     def seconds_until_available(self) -> float:
         """How long until some live key leaves its cooldown (0 when one is healthy now)."""
         now = self._clock.monotonic()
-        waits = [max(0.0, k.cooldown_until - now) for k in self._keys if not k.blacklisted]
+        waits = [max(0.0, k.cooldown_until - now) for k in self._keys if self._usable(k)]
         return min(waits) if waits else 0.0
 
     def report_auth_failure(self, lease: KeyLease) -> None:
         """Blacklist the key for the rest of the process (401/403)."""
         self._keys[lease.index].blacklisted = True
+
+    def report_quota_exhausted(self, lease: KeyLease) -> None:
+        """Retire the key for the rest of the process: its credit or plan limit is used up."""
+        self._keys[lease.index].out_of_quota = True
+
+    def _raise_exhausted(self) -> None:
+        n = len(self._keys)
+        quota = sum(k.out_of_quota for k in self._keys)
+        if quota:
+            rejected = n - quota
+            also = f"; {rejected} other(s) were rejected (HTTP 401/403)" if rejected else ""
+            raise QuotaError(
+                f"Tavily: {quota} of {n} key(s) in TAVILY_API_KEY hit their plan or usage limit "
+                f"(HTTP 432/433 or a quota body){also}",
+                channel="search",
+                remedy="raise the plan or pay-as-you-go limit on the Tavily dashboard, or add a key "
+                "with credit to the pool (TAVILY_API_KEY takes a comma-separated list)",
+            )
+        raise AuthError(
+            f"all {n} Tavily key(s) were rejected (HTTP 401/403); check TAVILY_API_KEY", channel="search"
+        )
 
     def report_rate_limited(self, lease: KeyLease, cooldown_s: float) -> None:
         """Cool the key down for ``cooldown_s`` seconds (429 or quota body)."""

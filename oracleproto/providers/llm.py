@@ -8,24 +8,33 @@ the injected clock, so tests and replay never wait (paper Tables 10, 14 and 16).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import httpx
 
 from oracleproto.clock import Clock
 from oracleproto.context import current_call_context, logical_call
-from oracleproto.errors import AuthError, CallFailedError, ConfigError, ErrorKind
+from oracleproto.errors import AuthError, CallFailedError, ConfigError, ErrorKind, QuotaError
 from oracleproto.hashing import canonical_json, redact_secret, sha256_hex
 from oracleproto.providers.barrier import assert_no_browsing
 from oracleproto.providers.chat_parse import ErrorInBodyError, MalformedBodyError, parse_chat_completion
 from oracleproto.providers.classify import classify_error, classify_status
-from oracleproto.providers.timing import backoff_delay, call_timing, parse_retry_after
+from oracleproto.providers.monitor import CallFailure, CallMonitor, NullMonitor, check_wait
+from oracleproto.providers.timing import backoff_delay, call_timing, rate_limit_wait
 from oracleproto.providers.types import ChatResponse, Message, ToolSchema
 from oracleproto.settings import LLMSettings
 from oracleproto.transport.extensions import served_from_cassette
 
-#: Kinds that are retried; every other kind is terminal at once (auth raises ``AuthError``).
+#: Kinds that are retried; every other kind is terminal at once (auth raises ``AuthError``,
+#: quota ``QuotaError``).
 RETRYABLE = frozenset({ErrorKind.NETWORK, ErrorKind.RATE_LIMIT, ErrorKind.SERVER_5XX})
+#: What to do about exhausted credit on the main-LLM channel.
+LLM_QUOTA_REMEDY = (
+    "top up the credit (or raise the spending/plan limit) of the account behind LLM_API_KEY, "
+    "or use a key of an account that has credit"
+)
 
 
 def is_reasoning_slug(model: str, patterns: Sequence[str]) -> bool:
@@ -70,6 +79,20 @@ def scrub_secret(text: str, secret: str | None) -> str:
     return text.replace(secret, redact_secret(secret))
 
 
+@dataclass(frozen=True)
+class _Failed:
+    """A failed attempt: its kind, message, breaker signature, whether replayed, and the response."""
+
+    kind: ErrorKind
+    detail: str
+    signature: str
+    replayed: bool
+    response: httpx.Response | None
+    #: Latency and time of this outcome (recorded under the cache): they stamp a sample ending here.
+    latency_ms: int
+    received_at: datetime
+
+
 class OpenAIChatClient:
     """``ChatModel`` over any OpenAI-compatible endpoint, with the paper's retry policy."""
 
@@ -80,6 +103,8 @@ class OpenAIChatClient:
         clock: Clock,
         base_url: str | None = None,
         api_key: str | None = None,
+        *,
+        monitor: CallMonitor | None = None,
     ) -> None:
         url = base_url if base_url is not None else settings.base_url
         if not url:
@@ -87,6 +112,7 @@ class OpenAIChatClient:
         self._client = client
         self._settings = settings
         self._clock = clock
+        self._monitor: CallMonitor = monitor if monitor is not None else NullMonitor()
         self._url = url.rstrip("/") + "/chat/completions"
         key = api_key
         if key is None and settings.api_key is not None:
@@ -105,21 +131,60 @@ class OpenAIChatClient:
         """The ``/chat/completions`` URL requests go to."""
         return self._url
 
-    def _delay(self, kind: ErrorKind, index: int, response: httpx.Response | None) -> float:
+    def _delay(self, kind: ErrorKind, index: int, response: httpx.Response | None) -> tuple[float, str]:
+        """Seconds to wait before the next attempt, and why."""
         if kind is ErrorKind.RATE_LIMIT:
-            if response is not None:
-                retry_after = parse_retry_after(response.headers.get("retry-after"), self._clock.now())
-                if retry_after is not None:
-                    return retry_after
-            return backoff_delay(self._settings.backoff_rate_limit_s, index)
+            retry_after = rate_limit_wait(response, self._clock.now())
+            if retry_after is not None:
+                return retry_after, "rate_limit, Retry-After"
+            return backoff_delay(self._settings.backoff_rate_limit_s, index), "rate_limit backoff"
         if kind is ErrorKind.SERVER_5XX:
-            return backoff_delay(self._settings.backoff_server_5xx_s, index)
-        return backoff_delay(self._settings.backoff_network_s, index)
+            return backoff_delay(self._settings.backoff_server_5xx_s, index), "server_5xx backoff"
+        return backoff_delay(self._settings.backoff_network_s, index), f"{kind.value} backoff"
+
+    async def _send(self, body: dict[str, Any], started: float) -> ChatResponse | _Failed:
+        """One attempt: the parsed completion, or what went wrong."""
+        try:
+            response = await self._client.post(
+                self._url, json=body, headers=self._headers, timeout=self._settings.timeout_s
+            )
+        except (httpx.TransportError, TimeoutError) as exc:
+            latency, received = call_timing(self._clock, started, exc=exc)
+            return _Failed(
+                classify_error(exc),
+                f"{type(exc).__name__}: {exc}",
+                type(exc).__name__,
+                served_from_cassette(exc=exc),
+                None,
+                latency,
+                received,
+            )
+        replayed = served_from_cassette(response)
+        latency, received = call_timing(self._clock, started, response=response)
+        if response.status_code != 200:
+            kind = classify_status(response.status_code, response.content)
+            detail = f"HTTP {response.status_code}: {response.text[:300]}"
+            return _Failed(
+                kind, detail, f"HTTP {response.status_code}", replayed, response, latency, received
+            )
+        try:
+            chat = parse_chat_completion(response.content, latency_ms=latency, received_at=received)
+        except ErrorInBodyError as exc:
+            detail = f"error object in a 200 body: {exc.detail}"
+            signature = f"error object {exc.kind.value}"
+            return _Failed(exc.kind, detail, signature, replayed, response, latency, received)
+        except MalformedBodyError as exc:
+            return _Failed(
+                ErrorKind.UNKNOWN, str(exc), "malformed 200 body", replayed, response, latency, received
+            )
+        if not replayed:
+            self._monitor.call_done("llm", None)
+        return chat
 
     async def complete(
         self, model: str, messages: Sequence[Message], tools: Sequence[ToolSchema]
     ) -> ChatResponse:
-        """One logical chat completion (retries inside); raises ``CallFailedError``/``AuthError``."""
+        """One logical chat completion (retries inside); raises ``CallFailedError``/``RunStoppedError``."""
         body = build_chat_body(self._settings, model, messages, tools)
         assert_no_browsing(body)
         started = self._clock.monotonic()
@@ -129,50 +194,48 @@ class OpenAIChatClient:
             attempt = 0
             while True:
                 call.attempt = attempt
-                response: httpx.Response | None = None
-                replayed = False
-                try:
-                    response = await self._client.post(
-                        self._url, json=body, headers=self._headers, timeout=self._settings.timeout_s
-                    )
-                except (httpx.TransportError, TimeoutError) as exc:
-                    kind, detail = classify_error(exc), f"{type(exc).__name__}: {exc}"
-                    replayed = served_from_cassette(exc=exc)
-                    latency, received = call_timing(self._clock, started, exc=exc)
-                else:
-                    replayed = served_from_cassette(response)
-                    latency, received = call_timing(self._clock, started, response=response)
-                    if response.status_code == 200:
-                        try:
-                            return parse_chat_completion(
-                                response.content, latency_ms=latency, received_at=received
-                            )
-                        except ErrorInBodyError as exc:
-                            kind, detail = exc.kind, f"error object in a 200 body: {exc.detail}"
-                        except MalformedBodyError as exc:
-                            kind, detail = ErrorKind.UNKNOWN, str(exc)
-                    else:
-                        kind = classify_status(response.status_code, response.content)
-                        detail = f"HTTP {response.status_code}: {response.text[:300]}"
+                outcome = await self._send(body, started)
+                if isinstance(outcome, ChatResponse):
+                    return outcome
+                kind, response = outcome.kind, outcome.response
                 status = response.status_code if response is not None else None
-                detail = self._scrub(detail)
+                detail = self._scrub(outcome.detail)
                 if kind is ErrorKind.AUTH:
-                    raise AuthError(f"{model} at {self._url}: {detail}", status_code=status)
+                    raise AuthError(f"{model} at {self._url}: {detail}", status_code=status, channel="llm")
+                if kind is ErrorKind.QUOTA:
+                    raise QuotaError(
+                        f"{model} at {self._url}: {detail}",
+                        status_code=status,
+                        channel="llm",
+                        remedy=LLM_QUOTA_REMEDY,
+                    )
                 final = kind not in RETRYABLE
-                if not final and (replayed or attempt >= self._settings.retry_max):
+                if not final and (outcome.replayed or attempt >= self._settings.retry_max):
                     # A replayed outcome is already final: the recording holds its retries.
                     final = True
                     detail = f"retries exhausted after {attempt + 1} attempts; last {detail}"
                 if final:
+                    if not outcome.replayed:
+                        self._monitor.call_done("llm", CallFailure(kind, outcome.signature, self._url))
                     # The failure's recorded time travels with it: it stamps a sample that ends here.
                     raise CallFailedError(
                         kind,
                         f"{model}: {detail}",
                         status_code=status,
-                        latency_ms=latency,
-                        received_at=received,
+                        latency_ms=outcome.latency_ms,
+                        received_at=outcome.received_at,
                     )
                 index = used.get(kind, 0)
                 used[kind] = index + 1
-                await self._clock.sleep(self._delay(kind, index, response))
+                delay, reason = self._delay(kind, index, response)
+                check_wait(
+                    self._monitor,
+                    delay,
+                    channel="llm",
+                    model=model,
+                    reason=reason,
+                    url=self._url,
+                    status_code=status,
+                )
+                await self._clock.sleep(delay)
                 attempt += 1

@@ -21,18 +21,20 @@ from tavily.errors import TimeoutError as TavilyTimeoutError
 
 from oracleproto.clock import Clock
 from oracleproto.context import logical_call
-from oracleproto.errors import AuthError, ErrorKind
+from oracleproto.errors import AuthError, ErrorKind, QuotaError
 from oracleproto.providers.classify import classify_error, classify_status
 from oracleproto.providers.keypool import KeyLease, TavilyKeyPool
-from oracleproto.providers.timing import backoff_delay, call_timing
+from oracleproto.providers.monitor import CallFailure, CallMonitor, NullMonitor, check_wait
+from oracleproto.providers.timing import backoff_delay, call_timing, rate_limit_wait
 from oracleproto.providers.types import SearchOutcome, SearchResult
 from oracleproto.settings import SearchSettings
 from oracleproto.transport.extensions import served_from_cassette
 
-#: Body phrases of a quota rejection, treated like 429 (paper Table 11). Tavily also uses the
-#: non-standard statuses 432 (plan limit) and 433 (pay-as-you-go limit) for these.
-QUOTA_NEEDLES: tuple[str, ...] = ("usage limit", "quota", "rate limit", "exceeds your plan", "credits")
-QUOTA_STATUSES = frozenset({429, 432, 433})
+#: Body phrases of a 4xx that is a rate limit (cool the key down, paper Table 11).
+RATE_LIMIT_NEEDLES: tuple[str, ...] = ("rate limit", "too many requests")
+#: Body phrases of a 4xx that is a plan/usage limit (retire the key), besides the general quota
+#: needles of ``classify``. Tavily answers those with 432 (plan limit) and 433 (pay-as-you-go limit).
+USAGE_LIMIT_NEEDLES: tuple[str, ...] = ("usage limit",)
 #: Kinds that consume one of ``SEARCH_RETRY_MAX`` retries.
 _RETRY_KINDS = frozenset({ErrorKind.NETWORK, ErrorKind.SERVER_5XX, ErrorKind.UNKNOWN})
 
@@ -83,16 +85,26 @@ class _Attempt:
     replayed: bool = False
     #: The raised error, when there was no usable response (its recorded timing rides on it).
     error: BaseException | None = None
+    #: What failed, for the circuit breaker (``ConnectError``, ``HTTP 404``).
+    signature: str = ""
 
 
-def is_quota_rejection(status: int, body: bytes) -> bool:
-    """True for a 429/432/433, or a non-auth 4xx whose body speaks of a usage limit or quota."""
-    if status in QUOTA_STATUSES:
-        return True
-    if 400 <= status < 500 and status != 401:
-        text = body.decode("utf-8", errors="replace").lower()
-        return any(needle in text for needle in QUOTA_NEEDLES)
-    return False
+def search_failure_kind(status: int, body: bytes) -> ErrorKind:
+    """The kind of a non-200 Tavily answer: Table 14 plus quota, with Tavily's wording of limits.
+
+    429 (or a non-auth 4xx that speaks of a rate limit) → ``rate_limit``: cool the key down.
+    432/433, 402, or a non-auth 4xx that speaks of a usage limit or exhausted credit → ``quota``:
+    retire the key for this session.
+    """
+    kind = classify_status(status, body)
+    if kind in (ErrorKind.QUOTA, ErrorKind.RATE_LIMIT) or not 400 <= status < 500 or status == 401:
+        return kind
+    text = body.decode("utf-8", errors="replace").lower()
+    if any(needle in text for needle in USAGE_LIMIT_NEEDLES):
+        return ErrorKind.QUOTA
+    if any(needle in text for needle in RATE_LIMIT_NEEDLES):
+        return ErrorKind.RATE_LIMIT
+    return kind
 
 
 def parse_results(data: dict[str, Any], max_chars: int) -> tuple[SearchResult, ...]:
@@ -126,9 +138,15 @@ class TavilySearch:
     """Unfiltered time-masked search (a ``SearchTool``); the leak filter wraps it."""
 
     def __init__(
-        self, client: httpx.AsyncClient, settings: SearchSettings, pool: TavilyKeyPool, clock: Clock
+        self,
+        client: httpx.AsyncClient,
+        settings: SearchSettings,
+        pool: TavilyKeyPool,
+        clock: Clock,
+        monitor: CallMonitor | None = None,
     ) -> None:
         self._client = client
+        self._monitor: CallMonitor = monitor if monitor is not None else NullMonitor()
         self._settings = settings
         self._pool = pool
         self._clock = clock
@@ -173,6 +191,7 @@ class TavilySearch:
                 f"{type(exc).__name__}: {exc}",
                 replayed=served_from_cassette(exc=exc),
                 error=exc,
+                signature=type(exc).__name__,
             )
         except Exception as exc:
             response = exchange.response
@@ -182,6 +201,7 @@ class TavilySearch:
                     f"{type(exc).__name__}: {exc}",
                     replayed=served_from_cassette(exc=exc),
                     error=exc,
+                    signature=type(exc).__name__,
                 )
             replayed = served_from_cassette(response)
             status = response.status_code
@@ -189,12 +209,14 @@ class TavilySearch:
             detail = f"HTTP {status}: {preview}"
             if status == 200:
                 # tavily-python raised while decoding a 200: a non-JSON (or non-object) body.
-                kind, detail = ErrorKind.UNKNOWN, f"malformed 200 body: {preview!r}"
-            elif is_quota_rejection(status, exchange.body):
-                kind = ErrorKind.RATE_LIMIT
+                kind, detail, signature = (
+                    ErrorKind.UNKNOWN,
+                    f"malformed 200 body: {preview!r}",
+                    "malformed 200 body",
+                )
             else:
-                kind = classify_status(status, exchange.body)
-            return _Attempt(kind, detail, response=response, replayed=replayed)
+                kind, signature = search_failure_kind(status, exchange.body), f"HTTP {status}"
+            return _Attempt(kind, detail, response=response, replayed=replayed, signature=signature)
         finally:
             _exchange.reset(token)
         if not isinstance(data, dict):
@@ -203,6 +225,7 @@ class TavilySearch:
                 "Tavily 200 body is not a JSON object",
                 response=exchange.response,
                 replayed=served_from_cassette(exchange.response),
+                signature="malformed 200 body",
             )
         return _Attempt(None, "", data, exchange.response, replayed=served_from_cassette(exchange.response))
 
@@ -220,7 +243,8 @@ class TavilySearch:
         with logical_call() as call:
             attempt = 0
             while True:
-                lease = self._pool.acquire()  # raises AuthError once every key is dead
+                # Raises AuthError / QuotaError once every key is dead.
+                lease = self._pool.acquire()
                 if lease is None:
                     # Every live key is cooling down. Waiting is bounded so that a pool that
                     # stays rate-limited ends the call instead of spinning forever — but only
@@ -230,36 +254,80 @@ class TavilySearch:
                     if cooldown_waits > self._settings.retry_max and last is not None:
                         return self._failed(query, end_date, ErrorKind.RATE_LIMIT, last, started)
                     cooldown_waits += 1
-                    await self._clock.sleep(self._pool.seconds_until_available())
+                    wait = self._pool.seconds_until_available()
+                    check_wait(
+                        self._monitor,
+                        wait,
+                        channel="search",
+                        model="tavily",
+                        reason="every Tavily key is cooling down after a 429",
+                        url=self._settings.base_url,
+                    )
+                    await self._clock.sleep(wait)
                     continue
                 call.attempt = attempt
                 attempt += 1
                 result = last = await self._attempt(lease, query, end_date, max_results)
                 if result.kind is None:
                     try:
-                        return self._outcome(query, end_date, result, started)
+                        outcome = self._outcome(query, end_date, result, started)
                     except ValueError:
                         result.kind, result.detail = ErrorKind.UNKNOWN, "malformed Tavily results"
+                        result.signature = "malformed results"
+                    else:
+                        if not result.replayed:
+                            self._monitor.call_done("search", None)
+                        return outcome
                 if result.replayed:
                     # A replayed outcome is final (the recording holds the retries and key swaps).
-                    if result.kind is ErrorKind.AUTH:
-                        raise AuthError(
-                            f"Tavily rejected every key when this call was recorded: {result.detail}"
-                        )
+                    self._raise_run_stopper(result)
                     assert result.kind is not None
                     return self._failed(query, end_date, result.kind, result, started)
                 if result.kind is ErrorKind.AUTH:
                     self._pool.report_auth_failure(lease)
                     continue
+                if result.kind is ErrorKind.QUOTA:
+                    # This key's plan or credit is used up for the session; the others may still
+                    # serve (the pool raises QuotaError once no key is left).
+                    self._pool.report_quota_exhausted(lease)
+                    continue
                 if result.kind is ErrorKind.RATE_LIMIT:
-                    self._pool.report_rate_limited(lease, self._settings.key_cooldown_s)
+                    asked = rate_limit_wait(result.response, self._clock.now())
+                    cooldown = self._settings.key_cooldown_s if asked is None else asked
+                    self._pool.report_rate_limited(lease, cooldown)
                     continue
                 if result.kind in _RETRY_KINDS and retries < self._settings.retry_max:
-                    await self._clock.sleep(backoff_delay(self._settings.backoff_s, retries))
+                    delay = backoff_delay(self._settings.backoff_s, retries)
+                    check_wait(
+                        self._monitor,
+                        delay,
+                        channel="search",
+                        model="tavily",
+                        reason=f"{result.kind.value} backoff",
+                        url=self._settings.base_url,
+                    )
+                    await self._clock.sleep(delay)
                     retries += 1
                     continue
                 assert result.kind is not None
+                self._monitor.call_done(
+                    "search", CallFailure(result.kind, result.signature, self._settings.base_url)
+                )
                 return self._failed(query, end_date, result.kind, result, started)
+
+    @staticmethod
+    def _raise_run_stopper(result: _Attempt) -> None:
+        """A replayed 401/403 or quota outcome stops the run, as it did when it was recorded."""
+        if result.kind is ErrorKind.AUTH:
+            raise AuthError(
+                f"Tavily rejected every key when this call was recorded: {result.detail}", channel="search"
+            )
+        if result.kind is ErrorKind.QUOTA:
+            raise QuotaError(
+                f"Tavily's plan or usage limit was exhausted when this call was recorded: {result.detail}",
+                channel="search",
+                remedy="raise the Tavily plan limit or add a key with credit to TAVILY_API_KEY",
+            )
 
     def _outcome(self, query: str, end_date: date, attempt: _Attempt, started: float) -> SearchOutcome:
         results = parse_results(attempt.data, self._settings.result_max_chars)

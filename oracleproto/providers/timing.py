@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -40,6 +41,29 @@ def parse_retry_after(value: str | None, now: datetime) -> float | None:
     if when.tzinfo is None:
         when = when.replace(tzinfo=UTC)
     return max(0.0, (when - now).total_seconds())
+
+
+_BODY_RETRY_AFTER = re.compile(r"retry after (\d+(?:\.\d+)?) seconds?", re.IGNORECASE)
+
+
+def retry_after_from_body(body: str) -> float | None:
+    """Seconds from a body's "retry after N seconds" (Azure OpenAI says so in its 429 text)."""
+    match = _BODY_RETRY_AFTER.search(body)
+    return float(match.group(1)) if match else None
+
+
+def rate_limit_wait(response: httpx.Response | None, now: datetime) -> float | None:
+    """The wait a 429 asks for: the ``Retry-After`` header, else the body's "retry after N seconds"."""
+    if response is None:
+        return None
+    header = parse_retry_after(response.headers.get("retry-after"), now)
+    if header is not None:
+        return header
+    try:
+        text = response.text[:2000]
+    except httpx.ResponseNotRead:
+        return None
+    return retry_after_from_body(text)
 
 
 def elapsed_ms(clock: Clock, started: float) -> int:

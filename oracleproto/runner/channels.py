@@ -16,6 +16,7 @@ from pydantic import SecretStr
 
 from oracleproto.clock import Clock
 from oracleproto.providers import FilteredSearch, LeakDetector, OpenAIChatClient, TavilyKeyPool, TavilySearch
+from oracleproto.providers.monitor import CallMonitor
 from oracleproto.providers.types import ChatModel, ChatResponse, Message, SearchTool, ToolSchema
 from oracleproto.settings import Settings
 from oracleproto.transport import RecordReplay
@@ -57,18 +58,20 @@ class Channels:
             await client.aclose()
 
 
-def open_channels(settings: Settings, cache: RecordReplay, clock: Clock, *, live: bool) -> Channels:
-    """Build the chat model and the (leak-filtered) search tool over ``cache``."""
+def open_channels(
+    settings: Settings, cache: RecordReplay, clock: Clock, *, live: bool, monitor: CallMonitor | None = None
+) -> Channels:
+    """Build the chat model and the (leak-filtered) search tool over ``cache``, reporting to ``monitor``."""
     llm_http = httpx.AsyncClient(transport=cache.transport("llm"), timeout=settings.llm.timeout_s)
     search_http = httpx.AsyncClient(transport=cache.transport("search"), timeout=settings.search.timeout_s)
     detector_http = httpx.AsyncClient(
         transport=cache.transport("detector"), timeout=settings.detector.timeout_s
     )
     llm_key = None if live else REPLAY_PLACEHOLDER_KEY
-    chat = OpenAIChatClient(llm_http, settings.llm, clock, api_key=llm_key)
+    chat = OpenAIChatClient(llm_http, settings.llm, clock, api_key=llm_key, monitor=monitor)
     keys: list[SecretStr] = list(settings.search.api_keys) if live else [SecretStr(REPLAY_PLACEHOLDER_KEY)]
     pool = TavilyKeyPool(keys, clock)
-    tavily = TavilySearch(search_http, settings.search, pool, clock)
+    tavily = TavilySearch(search_http, settings.search, pool, clock, monitor=monitor)
     detector = None
     if settings.detector.enabled:
         llm_settings = settings.llm
@@ -77,7 +80,7 @@ def open_channels(settings: Settings, cache: RecordReplay, clock: Clock, *, live
             detector_settings = detector_settings.model_copy(
                 update={"api_key": SecretStr(REPLAY_PLACEHOLDER_KEY)}
             )
-        detector = LeakDetector(detector_http, detector_settings, llm_settings, clock)
+        detector = LeakDetector(detector_http, detector_settings, llm_settings, clock, monitor=monitor)
     return Channels(
         chat=BoundedChat(chat, settings.llm.max_concurrency),
         search=FilteredSearch(tavily, detector),

@@ -19,15 +19,17 @@ from oracleproto.agent import run_sample
 from oracleproto.agent.result import SampleResult
 from oracleproto.clock import Clock
 from oracleproto.context import CallContext
-from oracleproto.errors import AuthError, OracleprotoError
+from oracleproto.errors import OracleprotoError, RunStoppedError
 from oracleproto.prompts import RuntimeProtocols, render_prompt
 from oracleproto.providers import WEB_SEARCH_SCHEMA
 from oracleproto.runner.channels import open_channels
 from oracleproto.runner.identity import RunIdentity, resolve_identity
+from oracleproto.runner.monitor import RunMonitor
 from oracleproto.runner.plan import CellPlan, RunPlan, build_plan
 from oracleproto.runner.progress import RunProgress
 from oracleproto.runner.resume_guard import check_resume
 from oracleproto.runner.runlog import RunLog
+from oracleproto.runner.stops import resumable_stop, stop_reason
 from oracleproto.settings import CacheMode, Settings
 from oracleproto.store import (
     CassettesInfo,
@@ -191,7 +193,11 @@ def _session_manifest(
 
 
 async def execute_run(options: RunOptions, *, clock: Clock, rand: RandomBits) -> RunSummary:
-    """Run (or resume, or replay) one run; returns what it did. Raises ``AuthError`` on 401/403."""
+    """Run (or resume, or replay) one run; returns what it did.
+
+    Raises a ``RunStoppedError`` (``AuthError`` on 401/403, ``QuotaError`` on exhausted credit,
+    ``ProviderUnavailableError``) when the run stopped resumably.
+    """
     settings = options.settings
     live = options.mode != "replay"
     if live:
@@ -330,6 +336,18 @@ async def _execute_locked(
 Job = tuple[CellPlan, str, int, str]
 
 
+def exact_entries_used_by_done(stores: dict[str, ModelStore]) -> UsedByDone | None:
+    """Which entries samples done in earlier sessions used; None unless every done sample has its record."""
+    used: set[str] = set()
+    for store in stores.values():
+        records = store.sample_entry_keys()
+        done = store.done_slots()
+        if records is None or not done <= records.keys():  # some done sample predates the records
+            return None
+        used.update(k for slot in done for k in records[slot])
+    return used.__contains__
+
+
 def entries_used_by_done(stores: dict[str, ModelStore]) -> UsedByDone | None:
     """Which entries samples done in earlier sessions used (for re-sending shared auth failures).
 
@@ -337,17 +355,9 @@ def entries_used_by_done(stores: dict[str, ModelStore]) -> UsedByDone | None:
     done sample recorded a ``failed:auth`` detector verdict, none used a detector auth failure.
     None = unknown (the transport then keeps every shared failure).
     """
-    used: set[str] = set()
-    complete = True
-    for store in stores.values():
-        records = store.sample_entry_keys()
-        done = store.done_slots()
-        if records is None or not done <= records.keys():  # some done sample predates the records
-            complete = False
-            break
-        used.update(k for slot in done for k in records[slot])
-    if complete:
-        return used.__contains__
+    exact = exact_entries_used_by_done(stores)
+    if exact is not None:
+        return exact
     failures = set().union(*(store.done_detector_failures() for store in stores.values()))
     if "failed:auth" in failures:
         return None
@@ -425,7 +435,7 @@ async def _run_jobs(
     totals: dict[str, int],
     done: dict[str, int],
 ) -> CassetteStore | None:
-    """Run the pending slots concurrently; the first AuthError cancels the rest.
+    """Run the pending slots concurrently; the first RunStoppedError (auth, quota, …) cancels the rest.
 
     Returns the cache's entries, for the root digests (in memory: re-reading the YAML files would
     cost seconds on a large run), or None when there was nothing to run.
@@ -444,8 +454,15 @@ async def _run_jobs(
         should_refresh=options.should_refresh,
         write_generation=refresh_generation,
         used_by_done=entries_used_by_done(stores),
+        unused_failures_redo=exact_entries_used_by_done(stores),
     )
-    channels = open_channels(settings, cache, clock, live=live)
+    monitor = RunMonitor(
+        log,
+        retry_after_max_s=settings.run.retry_after_max_s,
+        # Replay reproduces what was recorded; only a live session can find a provider broken.
+        breaker_calls=settings.run.circuit_breaker_calls if live else 0,
+    )
+    channels = open_channels(settings, cache, clock, live=live, monitor=monitor)
     in_flight = asyncio.Semaphore(max(1, settings.llm.max_concurrency * IN_FLIGHT_PER_LLM_SLOT))
     failure: BaseException | None = None
 
@@ -489,11 +506,12 @@ async def _run_jobs(
 
     try:
         with RunProgress(totals, done, enabled=options.progress) as progress:
+            monitor.notify = progress.note
             async with asyncio.TaskGroup() as group:
                 for job in jobs:
                     group.create_task(one(job, progress))
-    except* AuthError as auth_group:
-        failure = auth_group.exceptions[0]
+    except* RunStoppedError as stop_group:
+        failure = stop_group.exceptions[0]
     except* OracleprotoError as group_error:
         failure = group_error.exceptions[0]
     finally:
@@ -501,13 +519,9 @@ async def _run_jobs(
         # aclose, not close: in record mode the cache owns the live async transport and its sockets.
         await cache.aclose()
         summary.traffic = cache.session_stats()
-    if isinstance(failure, AuthError):
-        log.event("run_aborted", reason="auth", message=str(failure))
-        raise AuthError(
-            f"{failure.detail}\nrun {run.run_id} stopped and is resumable: fix the key, then rerun with "
-            f"--run-id {run.run_id} (finished samples are kept)",
-            status_code=failure.status_code,
-        ) from failure
+    if isinstance(failure, RunStoppedError):
+        log.event("run_aborted", reason=stop_reason(failure), channel=failure.channel, message=str(failure))
+        raise resumable_stop(failure, run.run_id) from failure
     if failure is not None:
         log.event("run_aborted", reason=type(failure).__name__, message=str(failure))
         raise failure

@@ -22,6 +22,9 @@ from oracleproto.settings import Settings
 #: Settings that locate files or select the mode; they do not change what is asked of a model,
 #: so they stay out of the config snapshot (a replay elsewhere must produce the same snapshot).
 _LOCATION_FIELDS = {"run": ("mode", "source_db", "runs_root", "cassette_dir", "cache_dir"), "analysis": ()}
+#: Session policies: how long a call may wait and when a session gives up. They never change what
+#: is asked, stored or scored (a run stopped by them is resumed, possibly with other values).
+_SESSION_POLICY_FIELDS = {"run": ("retry_after_max_s", "circuit_breaker_calls")}
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,9 @@ def config_snapshot(settings: Settings) -> dict[str, Any]:
     """The redacted settings plus the detector fingerprint (paper Table 7), locations removed."""
     snapshot = settings.snapshot()
     for section, names in _LOCATION_FIELDS.items():
+        for name in names:
+            snapshot[section].pop(name, None)
+    for section, names in _SESSION_POLICY_FIELDS.items():
         for name in names:
             snapshot[section].pop(name, None)
     snapshot["leak_detector_enabled"] = settings.detector.enabled

@@ -1,4 +1,8 @@
-"""Progress display: ``[done/total]`` per model with an ETA, quiet when stderr is not a TTY."""
+"""Progress display: ``[done/total]`` per model with an ETA, quiet when stderr is not a TTY.
+
+Notices (a long wait on a provider) are printed above the bars on a terminal, and as plain lines
+when the display is enabled but stderr is not a terminal (CI logs), so a stalled run says why.
+"""
 
 from __future__ import annotations
 
@@ -17,6 +21,8 @@ class RunProgress:
         self, totals: dict[str, int], done: dict[str, int], *, enabled: bool, stream: TextIO | None = None
     ):
         out = stream or sys.stderr
+        self._out = out
+        self._enabled = enabled
         self._active = enabled and out.isatty()
         self._progress: Progress | None = None
         self._tasks: dict[str, TaskID] = {}
@@ -36,6 +42,13 @@ class RunProgress:
         """One more slot of ``slug`` is done."""
         if self._progress is not None:
             self._progress.advance(self._tasks[slug])
+
+    def note(self, text: str) -> None:
+        """Show one notice line (above the bars on a terminal, plain otherwise)."""
+        if self._progress is not None:
+            self._progress.console.print(text, markup=False, highlight=False)
+        elif self._enabled:
+            print(text, file=self._out, flush=True)
 
     def __enter__(self) -> RunProgress:
         if self._progress is not None:

@@ -90,7 +90,12 @@ class _Prepared:
 
 
 def _redo_on_resume(
-    prep: _Prepared, entry: Entry, *, write_generation: int, used_by_done: UsedByDone | None
+    prep: _Prepared,
+    entry: Entry,
+    *,
+    write_generation: int,
+    used_by_done: UsedByDone | None,
+    unused_failures_redo: UsedByDone | None = None,
 ) -> bool:
     """An entry from an earlier session that a resumed run must call live again.
 
@@ -100,16 +105,24 @@ def _redo_on_resume(
     a ``failed:auth`` verdict), so it is re-sent only when no finished sample used it
     (``used_by_done``, worked out by the runner from the DBs; None = unknown, keep it) — typically
     the key the LLM and the detector share was revoked and the run aborted on the LLM's 401.
-    Other shared failures stay: a finished sample may have used them. Shared entries of an older
-    generation belong to the refreshed run and are never re-sent.
+    When the runner knows exactly which entries the finished samples used (``unused_failures_redo``:
+    every done sample has its entry record), every other failed shared entry of this generation is
+    re-sent too — the quota, Retry-After-over-the-cap or circuit-breaker failures a stopped session
+    left behind, which no finished sample consumed. Without that knowledge, other shared failures
+    stay: a finished sample may have used them. Shared entries of an older generation belong to the
+    refreshed run and are never re-sent.
     """
     failed = entry.exception is not None or not 200 <= entry.status < 300
     if prep.channel == "llm":
         return failed and prep.ctx is not None
-    if entry.generation != write_generation or entry.status not in (401, 403):
+    if entry.generation != write_generation or not failed:
         return False
-    if prep.channel == "search":
+    if prep.channel == "search" and entry.status in (401, 403):
         return True
+    if unused_failures_redo is not None:
+        return not unused_failures_redo(entry.key)
+    if entry.status not in (401, 403):
+        return False
     return prep.channel == "detector" and used_by_done is not None and not used_by_done(entry.key)
 
 
@@ -142,6 +155,7 @@ class RecordReplay:
         should_refresh: RefreshPredicate | None = None,
         write_generation: int | None = None,
         used_by_done: UsedByDone | None = None,
+        unused_failures_redo: UsedByDone | None = None,
     ) -> None:
         if mode not in MODES:
             raise ConfigError(f"unknown record/replay mode {mode!r}; use one of {', '.join(MODES)}")
@@ -166,6 +180,8 @@ class RecordReplay:
         self._sample_keys: dict[tuple[str, str, int], set[str]] = {}
         self._should_refresh = should_refresh
         self._used_by_done = used_by_done
+        #: Exact "a done sample used this entry" (None = not known exactly); see ``_redo_on_resume``.
+        self._unused_failures_redo = unused_failures_redo
         # Keys whose entry in the write generation is a carried-over copy, not a live recording.
         self._carried: set[str] = set()
         index = CacheIndex(cache_dir) if cache_dir is not None else None
@@ -306,6 +322,7 @@ class RecordReplay:
             entry,
             write_generation=self.store.write_generation,
             used_by_done=self._used_by_done,
+            unused_failures_redo=self._unused_failures_redo,
         )
         if redo and prep.key not in self._live_keys:
             # An llm call that failed in an earlier session belongs to exactly one slot, and that

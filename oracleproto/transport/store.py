@@ -252,4 +252,3 @@ def remove_entries(cassette_dir: Path, generation: int, keys: set[str]) -> int:
             else:
                 path.unlink()
     return removed
-

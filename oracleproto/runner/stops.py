@@ -1,0 +1,37 @@
+"""The message and log reason of a run stopped by a ``RunStoppedError`` (auth, quota, unavailable)."""
+
+from __future__ import annotations
+
+from oracleproto.errors import AuthError, ProviderUnavailableError, QuotaError, RunStoppedError
+
+
+def stop_reason(failure: RunStoppedError) -> str:
+    """The ``run_aborted`` reason: ``auth``, ``quota`` or ``provider_unavailable``."""
+    if isinstance(failure, ProviderUnavailableError):
+        return "provider_unavailable"
+    return failure.kind.value
+
+
+def resumable_stop(failure: RunStoppedError, run_id: str) -> RunStoppedError:
+    """The same failure, its message ending with what to do and the exact resume argument."""
+    return with_resume_hint(failure, f"run {run_id}", f"--run-id {run_id}")
+
+
+def with_resume_hint(failure: RunStoppedError, what: str, resume: str) -> RunStoppedError:
+    """The same failure with "<what> stopped and is resumable: <remedy>, then rerun with <resume>"."""
+    shown = failure.detail.split("\nrun ", 1)[0]  # drop an inner hint (a refresh wraps a run)
+    remedy = failure.remedy or "fix the cause"
+    message = (
+        f"{shown}\n{what} stopped and is resumable: {remedy}, then rerun with {resume} "
+        "(finished samples are kept)"
+    )
+    status, channel = failure.status_code, failure.channel
+    if isinstance(failure, AuthError):
+        return AuthError(message, status_code=status, channel=channel, remedy=failure.remedy)
+    if isinstance(failure, QuotaError):
+        return QuotaError(message, status_code=status, channel=channel, remedy=failure.remedy)
+    if isinstance(failure, ProviderUnavailableError):
+        return ProviderUnavailableError(
+            failure.kind, message, status_code=status, channel=channel, remedy=failure.remedy
+        )
+    return RunStoppedError(failure.kind, message, status_code=status, channel=channel, remedy=failure.remedy)
