@@ -252,3 +252,4 @@ def remove_entries(cassette_dir: Path, generation: int, keys: set[str]) -> int:
             else:
                 path.unlink()
     return removed
+
