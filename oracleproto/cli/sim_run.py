@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -46,6 +47,19 @@ def _revisions(values: tuple[str, ...]) -> dict[str, int]:
 @click.option("--fail-429", type=_RATE, default=0.0, show_default=True)
 @click.option("--fail-timeout", type=_RATE, default=0.0, show_default=True)
 @click.option("--revoke-llm-key", is_flag=True, help="Make the simulator reject the LLM key (401).")
+@click.option(
+    "--llm-credit",
+    type=click.IntRange(0),
+    default=None,
+    help="Chat answers (main LLM and detector) the simulated account can pay for; later calls get "
+    "OpenAI's 429 insufficient_quota. Rerun without it to 'top up'.",
+)
+@click.option(
+    "--search-credit",
+    type=click.IntRange(0),
+    default=None,
+    help="Searches the simulated Tavily plan allows; later calls get HTTP 432.",
+)
 @click.option("--no-detector", is_flag=True, help="Run without the leak detector.")
 @click.option("--no-report", is_flag=True)
 @click.option("--no-progress", is_flag=True)
@@ -72,6 +86,8 @@ def sim_run(
     fail_429: float,
     fail_timeout: float,
     revoke_llm_key: bool,
+    llm_credit: int | None,
+    search_credit: int | None,
     no_detector: bool,
     no_report: bool,
     no_progress: bool,
@@ -93,7 +109,12 @@ def sim_run(
     if select and refresh is None:
         raise click.UsageError("--select needs --refresh RUN")
     spec = SimRunSpec(models=n_models, samples=samples, runs_root=runs_root, detector=not no_detector)
-    config = SimConfig(seed=seed, chat=faults, search=faults, revisions=_revisions(revise))
+    config = SimConfig(
+        seed=seed,
+        chat=replace(faults, quota_after=llm_credit),
+        search=replace(faults, quota_after=search_credit),
+        revisions=_revisions(revise),
+    )
     with Simulator(config) as sim:
         settings = simulated_settings(sim, spec)
         if refresh is not None:

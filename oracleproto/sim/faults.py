@@ -63,6 +63,12 @@ class FaultConfig:
     revoked_after: int = 0
     """Requests to the service that ``revoked_keys`` still serve before the first 401 (0: revoked
     from the start; N: a key revoked mid-run)."""
+    quota_after: int | None = None
+    """Credit for this many successful answers; every later request gets the provider's
+    exhausted-credit rejection (``None`` = unlimited). A new simulator starts with fresh credit."""
+    quota_status: int | None = None
+    """Status of that rejection: chat 429 (OpenAI ``insufficient_quota``, the default) or 402
+    (OpenRouter); search 432 (plan limit, the default) or 433 (pay-as-you-go limit)."""
 
     def __post_init__(self) -> None:
         for name in _RATE_FIELDS:
@@ -77,6 +83,8 @@ class FaultConfig:
             raise ValueError("retry_after_s must be >= 0")
         if self.revoked_after < 0:
             raise ValueError("revoked_after must be >= 0")
+        if self.quota_after is not None and self.quota_after < 0:
+            raise ValueError("quota_after must be >= 0")
 
 
 #: The rate knobs in the order a draw walks them: new kinds go last, so adding one never

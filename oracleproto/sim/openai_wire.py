@@ -160,6 +160,27 @@ def rate_limit_body(model: str, retry_after_s: int | None) -> bytes:
     )
 
 
+def insufficient_quota_body() -> bytes:
+    """OpenAI's 429 for an account without credit: ``type`` and ``code`` are ``insufficient_quota``."""
+    return error_body(
+        "Your account has no credit left for this request; check the plan and billing settings.",
+        "insufficient_quota",
+        "insufficient_quota",
+    )
+
+
+def payment_required_body() -> bytes:
+    """OpenRouter's 402 shape: a numeric ``code`` and ``metadata`` instead of ``type``/``param``."""
+    payload = {
+        "error": {
+            "message": "Insufficient credits. Top up the account to continue.",
+            "code": 402,
+            "metadata": {"limit_source": "account_credits"},
+        }
+    }
+    return json.dumps(payload).encode("utf-8")
+
+
 def server_error_body() -> bytes:
     """The 5xx body OpenAI sends on an internal error."""
     return error_body(

@@ -11,6 +11,7 @@ assigned in arrival order.
 from __future__ import annotations
 
 import json
+import threading
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
@@ -69,6 +70,9 @@ class SimHandler:
         self._occurrences = rng.Counter()
         self._served = rng.Counter()
         self._arrivals = rng.Counter()
+        #: Successful answers per service, against ``FaultConfig.quota_after``.
+        self._answered: dict[str, int] = {"chat": 0, "search": 0}
+        self._credit_lock = threading.Lock()
 
     def served(self) -> dict[str, int]:
         """Requests answered so far per service (``chat``, ``detector``, ``search``), faults included."""
@@ -132,6 +136,32 @@ class SimHandler:
             return LoopbackResponse(status=decision.status, body=body, delay_s=decision.delay_s)
         return None
 
+    def _spend_credit(self, service: str) -> bool:
+        """Take one answer's credit; False once ``quota_after`` answers were given."""
+        limit = self._faults[service].config.quota_after
+        with self._credit_lock:
+            if limit is not None and self._answered[service] >= limit:
+                return False
+            self._answered[service] += 1
+            return True
+
+    def _quota_response(self, service: str) -> LoopbackResponse:
+        status = self._faults[service].config.quota_status
+        if service == "search":
+            message = (
+                "This request exceeds the pay-as-you-go limit set for this key."
+                if status == 433
+                else "This request exceeds the usage limit of your plan."
+            )
+            return LoopbackResponse(status=status or 432, body=search_api.detail_body(message))
+        if status == 402:
+            return _json_response(402, json.loads(openai_wire.payment_required_body()))
+        return LoopbackResponse(
+            status=status or 429,
+            body=openai_wire.insufficient_quota_body(),
+            headers={"Content-Type": _JSON},
+        )
+
     def _chat(self, request: LoopbackRequest) -> LoopbackResponse:
         key = _bearer(request.headers)
         if key is None:
@@ -153,6 +183,8 @@ class SimHandler:
         faulted = self._fault_response(decision, "chat", str(body["model"]))
         if faulted is not None:
             return faulted
+        if not self._spend_credit("chat"):
+            return self._quota_response("chat")
         try:
             payload = chat_api.completion(
                 self.config.seed,
@@ -188,6 +220,8 @@ class SimHandler:
         faulted = self._fault_response(decision, "search", "")
         if faulted is not None:
             return faulted
+        if not self._spend_credit("search"):
+            return self._quota_response("search")
         try:
             payload = search_api.search_body(
                 self.config.seed,

@@ -17,9 +17,9 @@ from pydantic import SecretStr
 
 from oracleproto.clock import FakeClock
 from oracleproto.context import current_logical_call
-from oracleproto.errors import AuthError, ConfigError
+from oracleproto.errors import AuthError, ConfigError, ErrorKind, QuotaError
 from oracleproto.providers.keypool import TavilyKeyPool
-from oracleproto.providers.search import TavilySearch, is_quota_rejection
+from oracleproto.providers.search import TavilySearch, search_failure_kind
 from oracleproto.settings import SearchSettings
 from oracleproto.sim.loopback import LoopbackRequest, LoopbackResponse, LoopbackServer
 from oracleproto.transport.extensions import LATENCY_MS, RECORDED_AT
@@ -165,16 +165,16 @@ def test_empty_pool_is_a_config_error() -> None:
         TavilyKeyPool(["", "  "], FakeClock())
 
 
-def test_quota_rejections() -> None:
-    assert is_quota_rejection(429, b"")
-    assert is_quota_rejection(432, b"")
-    assert is_quota_rejection(433, b"")
-    assert is_quota_rejection(
-        400, b'{"detail": {"error": "This request exceeds your plan\'s set usage limit."}}'
-    )
-    assert not is_quota_rejection(401, b"usage limit")
-    assert not is_quota_rejection(400, b'{"detail": {"error": "Invalid query"}}')
-    assert not is_quota_rejection(500, b"quota")
+def test_search_failure_kinds() -> None:
+    quota, rate = ErrorKind.QUOTA, ErrorKind.RATE_LIMIT
+    assert search_failure_kind(429, b"") is rate
+    assert search_failure_kind(400, b'{"detail": {"error": "Too many requests, slow down"}}') is rate
+    assert search_failure_kind(432, b"") is quota
+    assert search_failure_kind(433, b"") is quota
+    assert search_failure_kind(400, b'{"detail": {"error": "Usage limit exceeded for this key"}}') is quota
+    assert search_failure_kind(401, b"usage limit") is ErrorKind.AUTH
+    assert search_failure_kind(400, b'{"detail": {"error": "Invalid query"}}') is ErrorKind.BAD_REQUEST
+    assert search_failure_kind(500, b"quota") is ErrorKind.SERVER_5XX
 
 
 # --- Table 11 over the wire -------------------------------------------------------------------
@@ -216,8 +216,7 @@ async def test_all_keys_rejected_raises_auth_error_without_the_key(http: httpx.A
     "limited",
     [
         json_response({"detail": {"error": "rate limited"}}, status=429),
-        json_response({"detail": {"error": "This request exceeds your plan's set usage limit."}}, status=432),
-        json_response({"detail": {"error": "Usage limit exceeded for this key"}}, status=400),
+        json_response({"detail": {"error": "Rate limit exceeded, slow down"}}, status=400),
     ],
 )
 async def test_rate_limit_cools_the_key_and_swaps_without_a_retry(
