@@ -87,7 +87,8 @@ ANTHROPIC_400 = body(
         "type": "error",
         "error": {
             "type": "invalid_request_error",
-            "message": "Your credit balance is too low to access the API. Go to Plans & Billing to purchase credits.",
+            "message": "Your credit balance is too low to access the API. "
+            "Go to Plans & Billing to purchase credits.",
         },
     }
 )

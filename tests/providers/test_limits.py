@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from datetime import date
-from typing import Any
 
 import httpx
 import pytest
@@ -74,9 +73,8 @@ def chat(
 async def test_insufficient_quota_stops_at_once_with_what_to_do(http: httpx.AsyncClient) -> None:
     clock, monitor = FakeClock(), Recorder()
     script = Script(QUOTA_429)
-    with LoopbackServer(script) as server:
-        with pytest.raises(QuotaError) as info:
-            await chat(http, server, clock, monitor).complete("m/x", MESSAGES, [])
+    with LoopbackServer(script) as server, pytest.raises(QuotaError) as info:
+        await chat(http, server, clock, monitor).complete("m/x", MESSAGES, [])
     assert len(script.requests) == 1 and clock.sleeps == []  # not retried as a rate limit
     error = info.value
     assert error.kind is ErrorKind.QUOTA and error.channel == "llm" and error.status_code == 429
@@ -101,9 +99,8 @@ async def test_a_wait_above_the_cap_stops_without_sleeping(
 ) -> None:
     clock, monitor = FakeClock(), Recorder(cap=300)
     script = Script(limited, json_response(chat_body()))
-    with LoopbackServer(script) as server:
-        with pytest.raises(ProviderUnavailableError) as info:
-            await chat(http, server, clock, monitor).complete("m/x", MESSAGES, [])
+    with LoopbackServer(script) as server, pytest.raises(ProviderUnavailableError) as info:
+        await chat(http, server, clock, monitor).complete("m/x", MESSAGES, [])
     assert clock.sleeps == [] and len(script.requests) == 1
     assert "RETRY_AFTER_MAX_S=300" in str(info.value) and info.value.channel == "llm"
     assert "raise RETRY_AFTER_MAX_S" in info.value.remedy

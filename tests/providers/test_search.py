@@ -17,7 +17,7 @@ from pydantic import SecretStr
 
 from oracleproto.clock import FakeClock
 from oracleproto.context import current_logical_call
-from oracleproto.errors import AuthError, ConfigError, ErrorKind, QuotaError
+from oracleproto.errors import AuthError, ConfigError, ErrorKind
 from oracleproto.providers.keypool import TavilyKeyPool
 from oracleproto.providers.search import TavilySearch, search_failure_kind
 from oracleproto.settings import SearchSettings
