@@ -27,6 +27,9 @@ BREAKER_KINDS = frozenset({ErrorKind.NETWORK, ErrorKind.UNKNOWN})
 @dataclass
 class _ChannelState:
     armed: bool = True
+    #: The breaker tripped: every later failure of the channel raises too, so calls that were
+    #: already in flight do not store more failed samples while the run is being cancelled.
+    tripped: bool = False
     signature: tuple[ErrorKind, str] | None = None
     failures: int = 0
 
@@ -69,6 +72,8 @@ class RunMonitor:
             return
         with self._lock:
             state = self._channels.setdefault(channel, _ChannelState())
+            if state.tripped and failure is not None:
+                raise self._open(channel, state.failures, failure)
             if not state.armed:
                 return
             if failure is None or failure.kind not in BREAKER_KINDS:
@@ -82,10 +87,14 @@ class RunMonitor:
             state.failures += 1
             if state.failures < self._breaker_calls:
                 return
-            state.armed = False  # trip once; the run is stopping
-        raise ProviderUnavailableError(
+            state.armed, state.tripped = False, True
+        raise self._open(channel, state.failures, failure)
+
+    @staticmethod
+    def _open(channel: str, failures: int, failure: CallFailure) -> ProviderUnavailableError:
+        return ProviderUnavailableError(
             failure.kind,
-            f"circuit breaker: the first {state.failures} {channel} calls of this session all failed with "
+            f"circuit breaker: the first {failures} {channel} calls of this session all failed with "
             f"{failure.signature} ({failure.kind.value}) at {host_of(failure.url)}",
             channel=channel,
             remedy=f"check the {channel} base URL, the network and the provider's status "

@@ -62,7 +62,10 @@ def test_the_breaker_trips_on_n_equal_failures_and_names_channel_error_and_host(
     message = str(info.value)
     assert "first 3 llm calls" in message and "ConnectError" in message and "127.0.0.1:9" in message
     assert info.value.channel == "llm" and info.value.kind is ErrorKind.NETWORK
-    mon.call_done("llm", REFUSED)  # tripped once: the run is already stopping
+    # Tripped: calls still in flight fail the same way instead of being stored as failed samples.
+    with pytest.raises(ProviderUnavailableError):
+        mon.call_done("llm", CallFailure(ErrorKind.NETWORK, "ReadTimeout", URL))
+    mon.call_done("llm", None)
 
 
 @pytest.mark.parametrize(
