@@ -204,7 +204,7 @@ class OpenAIChatClient:
                     raise AuthError(f"{model} at {self._url}: {detail}", status_code=status, channel="llm")
                 if kind is ErrorKind.QUOTA:
                     raise QuotaError(
-                        f"{model} at {self._url}: {detail}",
+                        f"{model} at {self._url}: {' '.join(detail.split())}",
                         status_code=status,
                         channel="llm",
                         remedy=LLM_QUOTA_REMEDY,
