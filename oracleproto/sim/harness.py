@@ -52,6 +52,8 @@ class SimRunSpec:
     personas: tuple[str, ...] = ()
     #: One training cutoff for every model (``YYYY-MM[-DD]``) instead of the built-in ones.
     training_cutoff: str | None = None
+    #: ``CIRCUIT_BREAKER_CALLS``; a deliberate 100 % network-fault run sets 0 to store every failure.
+    circuit_breaker_calls: int = 8
 
 
 def sim_models(count: int) -> list[tuple[str, str]]:
@@ -117,7 +119,14 @@ def simulated_settings(sim: Simulator, spec: SimRunSpec) -> Settings:
             "timeout_s": 10.0,
         }
     )
-    run = RunSettings.from_values({"sampling_n": spec.samples, "runs_root": spec.runs_root, "mode": "record"})
+    run = RunSettings.from_values(
+        {
+            "sampling_n": spec.samples,
+            "runs_root": spec.runs_root,
+            "mode": "record",
+            "circuit_breaker_calls": spec.circuit_breaker_calls,
+        }
+    )
     return Settings(
         llm=llm,
         search=search,

@@ -67,11 +67,17 @@ class SimRecorder:
         clock: Clock | None = None,
         llm_key: str = SIM_LLM_KEY,
         detector: bool = True,
+        circuit_breaker_calls: int = 8,
     ) -> RunSummary:
         """Record one run against a new simulator and return its summary."""
         fault_config = faults or FaultConfig()
         spec = SimRunSpec(
-            models=models, samples=samples, runs_root=runs_root, llm_key=llm_key, detector=detector
+            models=models,
+            samples=samples,
+            runs_root=runs_root,
+            llm_key=llm_key,
+            detector=detector,
+            circuit_breaker_calls=circuit_breaker_calls,
         )
         with Simulator(SimConfig(seed=seed, chat=fault_config, search=fault_config)) as sim:
             options = RunOptions(

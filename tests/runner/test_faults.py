@@ -98,7 +98,9 @@ async def test_the_faulty_recording_replays_byte_identically_without_waiting(
 def test_exhausted_retries_leave_the_error_kind(
     fault: FaultConfig, kind: str, tmp_path: Path, record_sim: Any
 ) -> None:
-    summary = record_sim(tmp_path, models=1, samples=1, faults=fault, detector=False)
+    # A deliberate 100 % fault run: the circuit breaker would (rightly) stop the timeout case after
+    # 8 identical network failures (tests/runner/test_provider_limits.py); here every call must fail.
+    summary = record_sim(tmp_path, models=1, samples=1, faults=fault, detector=False, circuit_breaker_calls=0)
     errors, missing = db_errors(summary.run)
     assert missing == 0
     assert errors == Counter({kind: 16})
