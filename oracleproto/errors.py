@@ -32,12 +32,12 @@ class ErrorKind(StrEnum):
     RATE_LIMIT = "rate_limit"
     SERVER_5XX = "server_5xx"
     AUTH = "auth"
-    #: Credit, balance or plan limit exhausted (HTTP 402, Tavily 432/433, quota bodies): not
-    #: retried, and it stops the run like an auth failure.
-    QUOTA = "quota"
     CONTENT_POLICY = "content_policy"
     BAD_REQUEST = "bad_request"
     UNKNOWN = "unknown"
+    #: Our extension, after the paper's seven: credit, balance or plan limit exhausted (HTTP 402,
+    #: Tavily 432/433, quota bodies). Not retried; it stops the run like an auth failure.
+    QUOTA = "quota"
 
 
 class OracleprotoError(Exception):

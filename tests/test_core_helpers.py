@@ -41,6 +41,7 @@ def test_error_kind_values_are_the_paper_names() -> None:
         "content_policy",
         "bad_request",
         "unknown",
+        "quota",  # our extension (issue 11), after the paper's seven
     ]
 
 
