@@ -19,12 +19,12 @@ from pathlib import Path
 import click
 
 from oracleproto.cli.exits import (
-    EXIT_AUTH,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     EXIT_INVALID,
+    stopped_exit_status,
 )
-from oracleproto.errors import AuthError, OracleprotoError
+from oracleproto.errors import OracleprotoError, RunStoppedError
 from oracleproto.oserrors import describe_os_error
 from oracleproto.runner.runlog import append_internal_error, last_run_log
 
@@ -43,8 +43,8 @@ def describe_unicode_error(exc: UnicodeDecodeError) -> str:
 
 def exit_for(exc: BaseException) -> tuple[int, str] | None:
     """The exit status and message of a failure the user can fix, or None for a bug."""
-    if isinstance(exc, AuthError):
-        return EXIT_AUTH, f"error: {exc}"
+    if isinstance(exc, RunStoppedError):
+        return stopped_exit_status(exc), f"error: {exc}"
     if isinstance(exc, OracleprotoError):
         return EXIT_INVALID, f"error: {exc}"
     if isinstance(exc, KeyboardInterrupt | click.exceptions.Abort):
