@@ -124,6 +124,9 @@ ROLES: dict[str, dict[str, Role]] = {
         "grid_c_list": "manifest",
         "mode": "location",
         "cache_dir": "location",
+        # When a session gives up on a provider (kept out of the snapshot: see identity.py).
+        "retry_after_max_s": "scheduling",
+        "circuit_breaker_calls": "scheduling",
     },
     "analysis": {
         # The run's analysis pass writes analysis/ with these; a replay uses the recorded ones.
