@@ -29,6 +29,7 @@ from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource
 from oracleproto.errors import ConfigError
 from oracleproto.hashing import redact_secret
 from oracleproto.oserrors import describe_os_error
+from oracleproto.redact import redact_url, scrub_text
 from oracleproto.settings_checks import key_problem, url_problem
 
 CacheMode = Literal["replay", "record", "refresh"]
@@ -49,7 +50,14 @@ def _split_list(value: Any) -> Any:
         if not text:
             return []
         if text.startswith("["):
-            return json.loads(text)
+            try:
+                return json.loads(text)
+            except json.JSONDecodeError as exc:
+                # The message must not quote the text: it may be a list of keys.
+                raise ValueError(
+                    f"starts with '[' but is not a valid JSON list ({exc.msg} at character {exc.pos}); "
+                    'write the values comma-separated, or as a JSON list such as ["a","b"]'
+                ) from None
         return [part.strip() for part in text.split(",") if part.strip()]
     return value
 
@@ -374,6 +382,7 @@ class Settings(BaseModel):
                 )
             if self.detector.api_key is not None:
                 _check_key(problems, "LEAK_DETECTOR_API_KEY", self.detector.api_key)
+        problems.extend(_keys_in_urls(self))
         if problems:
             raise ConfigError("cannot record live:\n" + "\n".join(f"  - {p}" for p in problems))
 
@@ -381,6 +390,30 @@ class Settings(BaseModel):
         """The config snapshot: every API key reduced to first 4 chars + sha256-12."""
         snapshot: dict[str, Any] = _redact(self.model_dump(mode="python"))
         return snapshot
+
+
+def _keys_in_urls(settings: Settings) -> list[str]:
+    """A configured key inside a base URL would be stored with every request (path, cassette uri)."""
+    keys = {
+        "LLM_API_KEY": settings.llm.api_key,
+        "LEAK_DETECTOR_API_KEY": settings.detector.api_key,
+        **{f"TAVILY_API_KEY[{i}]": key for i, key in enumerate(settings.search.api_keys)},
+    }
+    urls = {
+        "LLM_BASE_URL": settings.llm.base_url,
+        "TAVILY_BASE_URL": settings.search.base_url,
+        "LEAK_DETECTOR_BASE_URL": settings.detector.base_url,
+    }
+    problems = []
+    for url_name, url in urls.items():
+        for key_name, key in keys.items():
+            value = key.get_secret_value().strip() if key is not None else ""
+            if url and len(value) >= 8 and value in url:
+                problems.append(
+                    f"{url_name} contains the value of {key_name}; remove the key from the URL "
+                    f"({redact_url(url, [value])}) and pass it only through {key_name.split('[')[0]}"
+                )
+    return problems
 
 
 def _check_key(problems: list[str], name: str, key: SecretStr | None) -> None:
@@ -397,6 +430,9 @@ def _check_key(problems: list[str], name: str, key: SecretStr | None) -> None:
 
 
 def _redact(value: Any) -> Any:
+    if isinstance(value, str) and "://" in value:
+        # Base URLs may carry ``user:password@`` or ``?api_key=``: keep the URL, drop those parts.
+        return redact_url(value)
     if isinstance(value, SecretStr):
         return redact_secret(value.get_secret_value())
     if isinstance(value, Mapping):
@@ -436,24 +472,60 @@ def check_env_file(env_file: str | os.PathLike[str] | None) -> None:
         ) from None
 
 
+_SECTION_CLASSES: tuple[type[_Section], ...] = (
+    LLMSettings,
+    SearchSettings,
+    DetectorSettings,
+    ReactSettings,
+    RunSettings,
+    AnalysisSettings,
+)
+
+
+def _secret_names() -> frozenset[str]:
+    """Field names and variable names (lower-cased) whose values are secrets."""
+    names: set[str] = set()
+    for cls in _SECTION_CLASSES:
+        for name, info in cls.model_fields.items():
+            if "SecretStr" not in str(info.annotation):
+                continue
+            names.add(name.lower())
+            alias = info.validation_alias
+            if isinstance(alias, AliasChoices):
+                names.update(str(choice).lower() for choice in alias.choices)
+    return frozenset(names)
+
+
+def _error_line(err: Any) -> str:
+    """One validation problem, never echoing a secret (keys are not shown; URLs are redacted)."""
+    where = ".".join(str(p) for p in err["loc"])
+    raw = err.get("input")
+    msg = str(err["msg"])
+    if str(err["loc"][0]).lower() in _secret_names():
+        # ``raw`` may be the key itself: neither it nor any fragment of it may be printed.
+        text = raw if isinstance(raw, str) else ""
+        secrets = [text, *text.split(",")]
+        return f"  - {where}: {scrub_text(msg, secrets)} (value not shown: it is a secret)"
+    shown = scrub_text(repr(raw)) if isinstance(raw, str) else repr(raw)
+    return f"  - {where}: {scrub_text(msg)} (got {shown})"
+
+
 def load_settings(env_file: str | os.PathLike[str] | None = ".env") -> Settings:
     """Read every section from the environment (and ``env_file`` when it exists)."""
     check_env_file(env_file)
     kwargs: dict[str, Any] = {"_env_file": env_file}
-    try:
-        settings = Settings(
-            llm=LLMSettings(**kwargs),
-            search=SearchSettings(**kwargs),
-            detector=DetectorSettings(**kwargs),
-            react=ReactSettings(**kwargs),
-            run=RunSettings(**kwargs),
-            analysis=AnalysisSettings(**kwargs),
-        )
-    except ValidationError as exc:
-        lines = [
-            f"  - {'.'.join(str(p) for p in err['loc'])}: {err['msg']} (got {err.get('input')!r})"
-            for err in exc.errors(include_url=False)
-        ]
-        raise ConfigError("invalid settings:\n" + "\n".join(lines)) from exc
+    sections: dict[str, _Section] = {}
+    lines: list[str] = []
+    # Every section is read so that one message lists every problem.
+    for name, cls in zip(
+        ("llm", "search", "detector", "react", "run", "analysis"), _SECTION_CLASSES, strict=True
+    ):
+        try:
+            sections[name] = cls(**kwargs)
+        except ValidationError as exc:
+            lines.extend(_error_line(err) for err in exc.errors(include_url=False))
+    if lines:
+        raise ConfigError("invalid settings:\n" + "\n".join(lines))
+    settings = Settings(**sections)
     settings.validate_static()
     return settings

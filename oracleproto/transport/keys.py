@@ -14,6 +14,7 @@ from urllib.parse import parse_qsl, urlsplit
 from oracleproto.context import CallContext
 from oracleproto.errors import SampleContextError
 from oracleproto.hashing import canonical_json, sha256_hex
+from oracleproto.redact import is_credential_param
 
 #: Bump when the projection or the key material changes; old cassettes then miss loudly.
 KEY_SCHEMA_VERSION = 1
@@ -24,8 +25,6 @@ CHANNELS: tuple[Channel, ...] = get_args(Channel)
 #: Body fields that never change what the service answers: credentials and client-side
 #: timeouts. ``stream`` stays in the key because it changes the wire format (SSE vs JSON).
 TRANSPORT_ONLY_FIELDS = frozenset({"api_key", "apikey", "api-key", "timeout", "request_timeout"})
-#: Query parameters that carry credentials.
-SECRET_QUERY_PARAMS = frozenset({"api_key", "apikey", "api-key", "key", "token", "access_token"})
 #: Hosts that are the same machine; their (random) ports are dropped so cassettes recorded
 #: against a loopback simulator replay against another one.
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
@@ -55,9 +54,9 @@ def normalise_path(url: str) -> str:
 
 
 def public_query(url: str) -> list[list[str]]:
-    """Query parameters minus credentials, sorted."""
+    """Query parameters minus credentials (``redact.is_credential_param``), sorted."""
     pairs = parse_qsl(urlsplit(url).query, keep_blank_values=True)
-    return sorted([k, v] for k, v in pairs if k.lower() not in SECRET_QUERY_PARAMS)
+    return sorted([k, v] for k, v in pairs if not is_credential_param(k))
 
 
 def parse_body(body: bytes) -> tuple[Any, bool]:

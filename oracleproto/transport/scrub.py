@@ -3,20 +3,23 @@
 Three layers, applied before an entry reaches the journal, a cassette or the index:
 headers are filtered by an allow-nothing-secret policy, JSON request bodies lose their
 ``api_key``-like fields (the projection already drops them), and every secret value seen
-in the live request is replaced wherever it appears in the entry (servers echo keys in
-401 messages; exception messages may contain URLs with keys).
+in the live request — and every fragment of 12 or more characters of one — is replaced
+wherever it appears in the entry (servers echo keys, or a prefix of them, in 401 messages
+and headers; exception messages may contain URLs with keys). The stored ``uri`` loses its
+userinfo and credential query values (``redact.redact_url``).
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import contextlib
 import json
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
 
-from oracleproto.transport.keys import SECRET_QUERY_PARAMS, TRANSPORT_ONLY_FIELDS
+from oracleproto.redact import MIN_SECRET, redact_url, scrub_fragments, url_credentials
+from oracleproto.transport.keys import TRANSPORT_ONLY_FIELDS
 
-REDACTED = "[REDACTED]"
 #: Response headers never stored: credentials, cookies, and encodings undone by decompression.
 DROPPED_RESPONSE_HEADERS = frozenset(
     {
@@ -42,7 +45,7 @@ KEPT_REQUEST_HEADERS = frozenset({"content-type", "accept"})
 #: Request headers whose values are secrets to hunt for elsewhere in the entry.
 SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "api-key", "x-api-key", "cookie"})
 #: Secrets shorter than this are not replaced globally (they would hit ordinary text).
-MIN_SECRET_LEN = 8
+MIN_SECRET_LEN = MIN_SECRET
 
 
 def _body_secrets(value: Any, out: set[str]) -> None:
@@ -66,13 +69,24 @@ def collect_secrets(headers: list[tuple[str, str]], url: str, body: bytes) -> se
             scheme, _, token = value.partition(" ")
             if token and scheme.lower() in {"bearer", "basic", "token"}:
                 found.add(token)
-    for name, value in parse_qsl(urlsplit(url).query, keep_blank_values=True):
-        if name.lower() in SECRET_QUERY_PARAMS:
-            found.add(value)
+            if token and scheme.lower() == "basic":
+                found.update(_basic_credentials(token))
+    # httpx keeps a base URL's userinfo in the request URL (and sends it as Basic auth).
+    found.update(url_credentials(url))
     if body:
         with contextlib.suppress(UnicodeDecodeError, json.JSONDecodeError):
             _body_secrets(json.loads(body), found)
     return {s for s in found if len(s) >= MIN_SECRET_LEN}
+
+
+def _basic_credentials(token: str) -> set[str]:
+    """``user:password``, ``user`` and ``password`` from a Basic token (empty when undecodable)."""
+    try:
+        pair = base64.b64decode(token.strip(), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        return set()
+    user, _, password = pair.partition(":")
+    return {pair, user, password}
 
 
 def keep_response_headers(headers: list[tuple[str, str]]) -> dict[str, list[str]]:
@@ -96,30 +110,20 @@ def keep_request_headers(headers: list[tuple[str, str]]) -> dict[str, list[str]]
 
 
 def public_uri(url: str) -> str:
-    """The URL with credential query parameters replaced by ``[REDACTED]``."""
-    parts = urlsplit(url)
-    if not parts.query:
-        return url
-    pairs = parse_qsl(parts.query, keep_blank_values=True)
-    query = "&".join(f"{k}={REDACTED if k.lower() in SECRET_QUERY_PARAMS else v}" for k, v in pairs)
-    return parts._replace(query=query).geturl()
+    """The URL as stored: userinfo and credential query values replaced by ``[REDACTED]``.
+
+    Only the stored ``uri`` changes; the key projection never held these parts (``host`` is
+    the bare host name and ``query`` drops credential parameters), so keys are unaffected.
+    """
+    return redact_url(url)
 
 
 def redact_value(value: Any, secrets: set[str]) -> Any:
-    """``value`` with every occurrence of every secret replaced (strings, lists, dicts, bytes)."""
+    """``value`` with every secret and every ≥ 12-char fragment of one replaced (str, bytes, lists, dicts)."""
     if not secrets:
         return value
-    if isinstance(value, str):
-        for secret in secrets:
-            if secret in value:
-                value = value.replace(secret, REDACTED)
-        return value
-    if isinstance(value, bytes):
-        for secret in secrets:
-            raw = secret.encode("utf-8")
-            if raw in value:
-                value = value.replace(raw, REDACTED.encode("utf-8"))
-        return value
+    if isinstance(value, str | bytes):
+        return scrub_fragments(value, secrets)
     if isinstance(value, dict):
         return {redact_value(k, secrets): redact_value(v, secrets) for k, v in value.items()}
     if isinstance(value, list):

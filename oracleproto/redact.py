@@ -1,0 +1,187 @@
+"""Pure secret redaction: URLs shown without credentials, echoed key fragments removed.
+
+Two tools, used by settings (snapshot, validation errors), the transport (cassette entries),
+the providers (error messages) and the CLI (everything printed):
+
+* :func:`redact_url` replaces a URL's userinfo (``user:password@``) and the values of
+  credential query parameters (``api_key=``, ``token=``, ``*_key=`` …) by ``[REDACTED]``.
+  A key carried in the URL *path* (``/v1/KEY/chat``) cannot be told from a route segment by
+  its shape, so it is redacted only when the key is known (``secrets``); settings refuse a
+  base URL that contains a configured key.
+* :func:`scrub_fragments` replaces every run of 12 or more characters that also occurs in a
+  known secret (providers echo a prefix, a suffix or the middle of a key in 401 messages and
+  headers), and exact occurrences of shorter secrets (down to 8 characters).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import TypeVar, overload
+from urllib.parse import unquote, unquote_plus
+
+REDACTED = "[REDACTED]"
+#: A secret's fragments of this length or more are scrubbed wherever they appear.
+MIN_FRAGMENT = 12
+#: Secrets shorter than this are not hunted at all (they would hit ordinary text).
+MIN_SECRET = 8
+
+#: Query parameter names (lower-cased, ``-`` read as ``_``) that carry credentials.
+_CREDENTIAL_PARAMS = frozenset(
+    {
+        "key",
+        "apikey",
+        "token",
+        "accesstoken",
+        "auth",
+        "authorization",
+        "password",
+        "passwd",
+        "pwd",
+        "secret",
+        "sig",
+        "signature",
+        "credential",
+        "credentials",
+    }
+)
+_CREDENTIAL_SUFFIXES = ("_key", "_token", "_secret", "_password", "_sig", "_signature", "_credential")
+#: An absolute URL inside free text (messages, log lines).
+_URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>`]+")
+
+T = TypeVar("T", str, bytes)
+
+
+def is_credential_param(name: str) -> bool:
+    """True when a query parameter of this name carries a credential (``api_key``, ``x-api-key`` …)."""
+    norm = unquote_plus(name).strip().lower().replace("-", "_")
+    return norm in _CREDENTIAL_PARAMS or norm.endswith(_CREDENTIAL_SUFFIXES)
+
+
+def _redact_params(part: str) -> str:
+    """``a=1&api_key=X`` → ``a=1&api_key=[REDACTED]``; other pairs keep their exact bytes."""
+    out: list[str] = []
+    for pair in part.split("&"):
+        name, sep, _ = pair.partition("=")
+        out.append(f"{name}={REDACTED}" if sep and is_credential_param(name) else pair)
+    return "&".join(out)
+
+
+def redact_url(url: str, secrets: Iterable[str] = ()) -> str:
+    """``url`` with userinfo, credential query/fragment values and known ``secrets`` redacted.
+
+    Everything else is kept byte for byte (scheme, IPv6 host, port, path, other parameters).
+    """
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        scheme, rest = "", url
+    end = len(rest)
+    for mark in "/?#":
+        pos = rest.find(mark)
+        if pos != -1:
+            end = min(end, pos)
+    authority, tail = (rest[:end], rest[end:]) if sep else ("", rest)
+    if "@" in authority:
+        authority = f"{REDACTED}@{authority.rpartition('@')[2]}"
+    tail, hash_, fragment = tail.partition("#")
+    path, qmark, query = tail.partition("?")
+    if qmark:
+        query = _redact_params(query)
+    if hash_:
+        fragment = _redact_params(fragment)
+    redacted = f"{scheme}{sep}{authority}{path}{qmark}{query}{hash_}{fragment}"
+    return scrub_fragments(redacted, secrets) if secrets else redacted
+
+
+def redact_urls_in_text(text: str) -> str:
+    """Every absolute URL found in ``text`` passed through :func:`redact_url`."""
+    return _URL_IN_TEXT.sub(lambda m: redact_url(m.group(0)), text)
+
+
+def url_credentials(url: str) -> set[str]:
+    """The credential values a URL carries: userinfo parts and credential query values (raw and decoded)."""
+    found: set[str] = set()
+    _, sep, rest = url.partition("://")
+    if sep:
+        authority = re.split(r"[/?#]", rest, maxsplit=1)[0]
+        if "@" in authority:
+            userinfo = authority.rpartition("@")[0]
+            user, _, password = userinfo.partition(":")
+            for value in (userinfo, user, password):
+                found.update({value, unquote(value)})
+    head, _, fragment = url.partition("#")
+    for part in (head.partition("?")[2], fragment):
+        for pair in part.split("&"):
+            name, eq, value = pair.partition("=")
+            if eq and is_credential_param(name):
+                found.update({value, unquote_plus(value)})
+    return {v for v in found if len(v) >= MIN_SECRET}
+
+
+def _spans(text: T, secret: T) -> list[tuple[int, int]]:
+    """Where ``text`` shares a run of ≥ ``MIN_FRAGMENT`` characters with ``secret`` (or holds it whole)."""
+    spans: list[tuple[int, int]] = []
+    if len(secret) < MIN_FRAGMENT:
+        start = text.find(secret)
+        while start != -1:
+            spans.append((start, start + len(secret)))
+            start = text.find(secret, start + 1)
+        return spans
+    for i in range(len(secret) - MIN_FRAGMENT + 1):
+        window = secret[i : i + MIN_FRAGMENT]
+        start = text.find(window)
+        while start != -1:
+            # Extend to the right as far as text and secret agree; the left side is covered by
+            # the window that starts earlier in the secret.
+            end, j = start + MIN_FRAGMENT, i + MIN_FRAGMENT
+            while end < len(text) and j < len(secret) and text[end : end + 1] == secret[j : j + 1]:
+                end, j = end + 1, j + 1
+            spans.append((start, end))
+            start = text.find(window, start + 1)
+    return spans
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _wanted(secrets: Iterable[str]) -> list[str]:
+    return sorted({s for s in secrets if len(s) >= MIN_SECRET}, key=len, reverse=True)
+
+
+@overload
+def scrub_fragments(value: str, secrets: Iterable[str]) -> str: ...
+@overload
+def scrub_fragments(value: bytes, secrets: Iterable[str]) -> bytes: ...
+def scrub_fragments(value: str | bytes, secrets: Iterable[str]) -> str | bytes:
+    """``value`` with every known secret, and every ≥ 12-character fragment of one, replaced."""
+    wanted = _wanted(secrets)
+    if not wanted or not value:
+        return value
+    if isinstance(value, bytes):
+        raw_spans = [span for s in wanted for span in _spans(value, s.encode("utf-8"))]
+        marker_b = REDACTED.encode("utf-8")
+        parts_b: list[bytes] = []
+        last = 0
+        for start, end in _merged(raw_spans):
+            parts_b.extend((value[last:start], marker_b))
+            last = end
+        return b"".join([*parts_b, value[last:]])
+    text_spans = [span for s in wanted for span in _spans(value, s)]
+    parts: list[str] = []
+    last = 0
+    for start, end in _merged(text_spans):
+        parts.extend((value[last:start], REDACTED))
+        last = end
+    return "".join([*parts, value[last:]])
+
+
+def scrub_text(text: str, secrets: Iterable[str] = ()) -> str:
+    """A message made safe to show: URLs redacted, known secrets and their fragments removed."""
+    return scrub_fragments(redact_urls_in_text(text), secrets)
