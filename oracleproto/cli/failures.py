@@ -26,6 +26,7 @@ from oracleproto.cli.exits import (
 )
 from oracleproto.errors import OracleprotoError, RunStoppedError
 from oracleproto.oserrors import describe_os_error
+from oracleproto.redact import redact_urls_in_text
 from oracleproto.runner.runlog import append_internal_error, last_run_log
 
 #: Set to 1 to also print the traceback of an internal error on the terminal.
@@ -73,7 +74,8 @@ def crash_dir() -> Path:
 
 def write_crash_report(exc: BaseException) -> Path | None:
     """Write the traceback to the run log of this process (if any) or a crash file; return it."""
-    text = "".join(traceback.format_exception(exc))
+    # Exception messages may quote a URL: its credentials stay out of the crash report.
+    text = redact_urls_in_text("".join(traceback.format_exception(exc)))
     run_log = last_run_log()
     if run_log is not None and append_internal_error(run_log, text):
         return run_log
@@ -95,12 +97,12 @@ def report_internal_error(exc: BaseException) -> int:
     where = write_crash_report(exc)
     place = f"the traceback is in {where}" if where is not None else "the traceback could not be saved"
     click.echo(
-        f"internal error: {type(exc).__name__}: {exc} — this is a bug in oracleproto; please report it "
+        f"internal error: {type(exc).__name__}: {redact_urls_in_text(str(exc))} — this is a bug in oracleproto; please report it "
         f"with the command you ran ({place})",
         err=True,
     )
     if os.environ.get(TRACEBACK_ENV) == "1":
-        click.echo("".join(traceback.format_exception(exc)), err=True, nl=False)
+        click.echo(redact_urls_in_text("".join(traceback.format_exception(exc))), err=True, nl=False)
     return EXIT_INTERNAL
 
 
@@ -113,5 +115,5 @@ def handle(exc: BaseException) -> int:
     if known is None:
         return report_internal_error(exc)
     code, message = known
-    click.echo(message, err=True)
+    click.echo(redact_urls_in_text(message), err=True)
     return code

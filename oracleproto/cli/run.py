@@ -22,6 +22,7 @@ from oracleproto.clock import SystemClock
 from oracleproto.dataset.demo import demo_db_path
 from oracleproto.errors import RunStoppedError, StoreError
 from oracleproto.oserrors import describe_os_error
+from oracleproto.redact import redact_urls_in_text
 from oracleproto.runner.execute import RunOptions, RunSummary, execute_run
 from oracleproto.runner.replay import ReplayReport, replay_run
 from oracleproto.settings import CacheMode, Settings, load_settings
@@ -47,7 +48,7 @@ def execute_and_report(options: RunOptions, rand: RandomBits) -> None:
     try:
         summary = asyncio.run(execute_run(replace(options, run_id=run_id), clock=clock, rand=rand))
     except RunStoppedError as exc:
-        click.echo(f"error: {exc}", err=True)
+        click.echo(f"error: {redact_urls_in_text(str(exc))}", err=True)
         sys.exit(stopped_exit_status(exc))
     except OSError as exc:
         where = options.runs_root / run_id

@@ -26,6 +26,7 @@ from oracleproto.hashing import sha256_16
 from oracleproto.providers.barrier import assert_detector_safe
 from oracleproto.providers.chat_parse import ErrorInBodyError, MalformedBodyError, parse_chat_completion
 from oracleproto.providers.classify import classify_error, classify_status
+from oracleproto.providers.endpoint import endpoint_url
 from oracleproto.providers.monitor import CallFailure, CallMonitor, NullMonitor, check_wait
 from oracleproto.providers.timing import backoff_delay, call_timing
 from oracleproto.providers.types import SearchResult
@@ -164,7 +165,7 @@ class LeakDetector:
         self._clock = clock
         self._monitor: CallMonitor = monitor if monitor is not None else NullMonitor()
         self._model = settings.model
-        self._url = base_url.rstrip("/") + "/chat/completions"
+        self._url = endpoint_url(base_url, "chat/completions")
         self._headers = {"Content-Type": "application/json"}
         if secret is not None and secret.get_secret_value():
             self._headers["Authorization"] = f"Bearer {secret.get_secret_value()}"

@@ -21,9 +21,11 @@ from oracleproto.hashing import canonical_json, redact_secret, sha256_hex
 from oracleproto.providers.barrier import assert_no_browsing
 from oracleproto.providers.chat_parse import ErrorInBodyError, MalformedBodyError, parse_chat_completion
 from oracleproto.providers.classify import classify_error, classify_status
+from oracleproto.providers.endpoint import endpoint_url, message_secrets
 from oracleproto.providers.monitor import CallFailure, CallMonitor, NullMonitor, check_wait
 from oracleproto.providers.timing import backoff_delay, call_timing, rate_limit_wait
 from oracleproto.providers.types import ChatResponse, Message, ToolSchema
+from oracleproto.redact import redact_url, scrub_text
 from oracleproto.settings import LLMSettings
 from oracleproto.transport.extensions import served_from_cassette
 
@@ -72,11 +74,13 @@ def build_chat_body(
     return body
 
 
-def scrub_secret(text: str, secret: str | None) -> str:
-    """``text`` with every occurrence of ``secret`` replaced by its redaction."""
-    if not secret:
-        return text
-    return text.replace(secret, redact_secret(secret))
+def scrub_secret(text: str, secret: str | None, others: set[str] | None = None) -> str:
+    """``text`` with ``secret`` replaced by its redaction, then URLs, other secrets and fragments removed."""
+    hunted = set(others or ())
+    if secret:
+        text = text.replace(secret, redact_secret(secret))
+        hunted.add(secret)
+    return scrub_text(text, hunted)
 
 
 @dataclass(frozen=True)
@@ -113,7 +117,7 @@ class OpenAIChatClient:
         self._settings = settings
         self._clock = clock
         self._monitor: CallMonitor = monitor if monitor is not None else NullMonitor()
-        self._url = url.rstrip("/") + "/chat/completions"
+        self._url = endpoint_url(url, "chat/completions")
         key = api_key
         if key is None and settings.api_key is not None:
             key = settings.api_key.get_secret_value()
@@ -121,10 +125,11 @@ class OpenAIChatClient:
         self._headers = {"Content-Type": "application/json"}
         if key:
             self._headers["Authorization"] = f"Bearer {key}"
+        self._url_secrets = message_secrets(self._url)
 
     def _scrub(self, text: str) -> str:
-        # Providers echo the offending key in 401 bodies; messages reach the terminal.
-        return scrub_secret(text, self._key)
+        # Providers echo the offending key (or part of it) in 401 bodies; messages reach the terminal.
+        return scrub_secret(text, self._key, self._url_secrets)
 
     @property
     def url(self) -> str:
@@ -201,10 +206,10 @@ class OpenAIChatClient:
                 status = response.status_code if response is not None else None
                 detail = self._scrub(outcome.detail)
                 if kind is ErrorKind.AUTH:
-                    raise AuthError(f"{model} at {self._url}: {detail}", status_code=status, channel="llm")
+                    raise AuthError(f"{model} at {redact_url(self._url)}: {detail}", status_code=status, channel="llm")
                 if kind is ErrorKind.QUOTA:
                     raise QuotaError(
-                        f"{model} at {self._url}: {' '.join(detail.split())}",
+                        f"{model} at {redact_url(self._url)}: {' '.join(detail.split())}",
                         status_code=status,
                         channel="llm",
                         remedy=LLM_QUOTA_REMEDY,

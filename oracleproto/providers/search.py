@@ -23,10 +23,12 @@ from oracleproto.clock import Clock
 from oracleproto.context import logical_call
 from oracleproto.errors import AuthError, ErrorKind, QuotaError
 from oracleproto.providers.classify import classify_error, classify_status
+from oracleproto.providers.endpoint import message_secrets
 from oracleproto.providers.keypool import KeyLease, TavilyKeyPool
 from oracleproto.providers.monitor import CallFailure, CallMonitor, NullMonitor, check_wait
 from oracleproto.providers.timing import backoff_delay, call_timing, rate_limit_wait
 from oracleproto.providers.types import SearchOutcome, SearchResult
+from oracleproto.redact import scrub_text
 from oracleproto.settings import SearchSettings
 from oracleproto.transport.extensions import served_from_cassette
 
@@ -280,7 +282,7 @@ class TavilySearch:
                         return outcome
                 if result.replayed:
                     # A replayed outcome is final (the recording holds the retries and key swaps).
-                    self._raise_run_stopper(result)
+                    self._raise_run_stopper(result, lease)
                     assert result.kind is not None
                     return self._failed(query, end_date, result.kind, result, started)
                 if result.kind is ErrorKind.AUTH:
@@ -315,16 +317,15 @@ class TavilySearch:
                 )
                 return self._failed(query, end_date, result.kind, result, started)
 
-    @staticmethod
-    def _raise_run_stopper(result: _Attempt) -> None:
+    def _raise_run_stopper(self, result: _Attempt, lease: KeyLease) -> None:
         """A replayed 401/403 or quota outcome stops the run, as it did when it was recorded."""
+        hidden = message_secrets(self._settings.base_url, lease.secret.get_secret_value())
+        detail = scrub_text(result.detail, hidden)
         if result.kind is ErrorKind.AUTH:
-            raise AuthError(
-                f"Tavily rejected every key when this call was recorded: {result.detail}", channel="search"
-            )
+            raise AuthError(f"Tavily rejected every key when this call was recorded: {detail}", channel="search")
         if result.kind is ErrorKind.QUOTA:
             raise QuotaError(
-                f"Tavily's plan or usage limit was exhausted when this call was recorded: {result.detail}",
+                f"Tavily's plan or usage limit was exhausted when this call was recorded: {detail}",
                 channel="search",
                 remedy="raise the Tavily plan limit or add a key with credit to TAVILY_API_KEY",
             )

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from oracleproto.clock import Clock
+from oracleproto.redact import redact_urls_in_text
 
 
 class RunLog:
@@ -27,7 +28,9 @@ class RunLog:
     def event(self, name: str, **fields: Any) -> None:
         """Write one event with a UTC timestamp."""
         record = {"ts": self._clock.now().isoformat(), "event": name, **fields}
-        self._logger.info(json.dumps(record, sort_keys=True, ensure_ascii=False, default=str))
+        line = json.dumps(record, sort_keys=True, ensure_ascii=False, default=str)
+        # Messages may quote a URL; its userinfo and credential parameters never reach the log.
+        self._logger.info(redact_urls_in_text(line))
 
     def close(self) -> None:
         """Flush and detach the file handler."""

@@ -1,8 +1,11 @@
 """Secret scan over every byte of a publication: anything key-like blocks an export.
 
-Patterns are provider key shapes plus generic credential assignments. Redacted forms
-(``[REDACTED]``, the snapshot's ``abcd…<12 hex>``) are fine. Hits carry the kind and the
-byte offset only — the matched text is never returned, so it cannot be printed.
+Patterns are provider key shapes, generic credential assignments, URLs with a password in
+their userinfo (``scheme://user:password@host``) and credential query parameters
+(``?token=…``, ``&api-key=…``, any name ``redact.is_credential_param`` accepts). Redacted forms
+(``[REDACTED]``, its percent-encoded form, the snapshot's ``abcd…<12 hex>``) are fine. Hits
+carry the kind and the byte offset only — the matched text is never returned, so it cannot be
+printed.
 """
 
 from __future__ import annotations
@@ -10,6 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
+
+from oracleproto.redact import is_credential_param
 
 _KEY_SHAPES: tuple[tuple[str, re.Pattern[bytes]], ...] = (
     ("OpenRouter key (sk-or-…)", re.compile(rb"sk-or-[A-Za-z0-9_-]{16,}")),
@@ -24,8 +29,15 @@ _KEY_SHAPES: tuple[tuple[str, re.Pattern[bytes]], ...] = (
 _ASSIGNMENT = re.compile(rb"""(?i)["']?api[_-]?keys?["']?\s*[:=]\s*\[?\s*["']?(?P<value>[^"'\s,\]\}&]*)""")
 #: Values an assignment may hold without being a secret.
 _HARMLESS = re.compile(
-    rb"^(|\[?REDACTED\]?|null|None|none|true|false|\*+|[^\s]{0,4}\xe2\x80\xa6[0-9a-f]{12}|\{[^\s]*\}|\$\{?[A-Z_]+\}?)$"
+    rb"^(|\[?REDACTED\]?|%5BREDACTED%5D|null|None|none|true|false|\*+|[^\s]{0,4}\xe2\x80\xa6[0-9a-f]{12}"
+    rb"|\{[^\s]*\}|\$\{?[A-Z_]+\}?)$"
 )
+#: ``scheme://user:password@`` (the password group must be non-empty).
+_URL_USERINFO = re.compile(
+    rb"[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@'\"<>:]*:(?P<value>[^\s/?#@'\"<>]+)@"
+)
+#: ``?name=value`` / ``&name=value`` / ``#name=value`` inside a URL or query string.
+_QUERY_PARAM = re.compile(rb"[?&#](?P<name>[A-Za-z0-9_.%-]{1,64})=(?P<value>[^&#\s'\"<>\\]*)")
 
 
 @dataclass(frozen=True)
@@ -46,6 +58,14 @@ def scan_bytes(data: bytes, name: str) -> list[SecretHit]:
     for match in _ASSIGNMENT.finditer(data):
         if not _HARMLESS.fullmatch(match.group("value")):
             hits.append(SecretHit(name, match.start("value"), "api_key assignment with a non-redacted value"))
+    for match in _URL_USERINFO.finditer(data):
+        if not _HARMLESS.fullmatch(match.group("value")):
+            hits.append(SecretHit(name, match.start("value"), "URL with a password in its userinfo"))
+    for match in _QUERY_PARAM.finditer(data):
+        param = match.group("name").decode("ascii", errors="replace")
+        if is_credential_param(param) and not _HARMLESS.fullmatch(match.group("value")):
+            kind = f"credential query parameter {param!r} in a URL"
+            hits.append(SecretHit(name, match.start("value"), kind))
     return sorted(set(hits), key=lambda h: (h.offset, h.kind))
 
 
