@@ -40,6 +40,7 @@ def sim_group() -> None:
     "--retry-after", type=click.IntRange(0), default=1, show_default=True, help="Retry-After seconds."
 )
 @click.option("--revoked-key", multiple=True, help="API key answered with 401 (repeatable).")
+@click.option("--echo-key", is_flag=True, help="Echo callers' keys in headers and bodies.")
 @click.pass_context
 def serve(
     ctx: click.Context,
@@ -53,6 +54,7 @@ def serve(
     fail_timeout: float,
     retry_after: int,
     revoked_key: tuple[str, ...],
+    echo_key: bool,
 ) -> None:
     """Serve the simulator until Ctrl-C and print the environment lines to use it."""
     if fail_5xx + fail_429 + fail_timeout > 1.0:
@@ -68,6 +70,7 @@ def serve(
         fail_timeout=fail_timeout,
         retry_after_s=retry_after,
         revoked_keys=frozenset(revoked_key),
+        echo_key=echo_key,
     )
     try:
         sim = Simulator(SimConfig(seed=seed, chat=faults, search=faults), port=port)

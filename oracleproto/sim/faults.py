@@ -69,6 +69,10 @@ class FaultConfig:
     quota_status: int | None = None
     """Status of that rejection: chat 429 (OpenAI ``insufficient_quota``, the default) or 402
     (OpenRouter); search 432 (plan limit, the default) or 433 (pay-as-you-go limit)."""
+    echo_key: bool = False
+    """Echo the caller's credential, as careless providers and proxies do: whole and as a
+    24-character prefix in response headers, prefix, suffix and middle in every JSON body, and
+    the prefix in 401 messages (tests that no part of a key reaches disk or terminal)."""
 
     def __post_init__(self) -> None:
         for name in _RATE_FIELDS:

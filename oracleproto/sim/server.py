@@ -58,6 +58,43 @@ def _bearer(headers: dict[str, str]) -> str | None:
     return auth[7:].strip() or None if auth.lower().startswith("bearer ") else None
 
 
+def _presented_credential(request: LoopbackRequest) -> str | None:
+    """What the caller authenticated with: the ``Authorization`` credential or a body ``api_key``."""
+    credential = request.headers.get("authorization", "").partition(" ")[2].strip()
+    if credential:
+        return credential
+    try:
+        body = json.loads(request.body)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return None
+    key = body.get("api_key") if isinstance(body, dict) else None
+    return key if isinstance(key, str) and key else None
+
+
+def _echoed(request: LoopbackRequest, response: LoopbackResponse, echo: bool) -> LoopbackResponse:
+    """``response`` with the caller's credential echoed in headers and JSON body (``echo_key``)."""
+    credential = _presented_credential(request) if echo else None
+    if credential is None or response.drop_connection:
+        return response
+    response.headers = {
+        **response.headers,
+        "X-Echo-Key": credential,
+        "X-Echo-Key-Prefix": credential[:24],
+    }
+    try:
+        payload = json.loads(response.body)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return response
+    if isinstance(payload, dict):
+        payload["echo"] = {
+            "key_prefix": credential[:24],
+            "key_middle": credential[4:-4],
+            "key_suffix": credential[-16:],
+        }
+        response.body = json.dumps(payload).encode("utf-8")
+    return response
+
+
 class SimHandler:
     """The request handler behind the loopback server (usable without sockets in tests)."""
 
@@ -82,9 +119,9 @@ class SimHandler:
         """Route one request."""
         path = request.path.split("?", 1)[0].rstrip("/")
         if request.method == "POST" and path in _CHAT_PATHS:
-            return self._chat(request)
+            return _echoed(request, self._chat(request), self.config.chat.echo_key)
         if request.method == "POST" and path in _SEARCH_PATHS:
-            return self._search(request)
+            return _echoed(request, self._search(request), self.config.search.echo_key)
         return LoopbackResponse(
             status=404,
             body=openai_wire.error_body(
@@ -167,7 +204,8 @@ class SimHandler:
         if key is None:
             return LoopbackResponse(status=401, body=openai_wire.missing_key_body())
         if self._revoked("chat", key):
-            return LoopbackResponse(status=401, body=openai_wire.invalid_key_body(redact_secret(key)))
+            shown = key[:24] + "****" if self.config.chat.echo_key else redact_secret(key)
+            return LoopbackResponse(status=401, body=openai_wire.invalid_key_body(shown))
         try:
             body = json.loads(request.body)
             chat_api.validate(body)
