@@ -141,3 +141,51 @@ def test_every_setting_of_every_section_has_a_resume_identity_role() -> None:
         missing = sorted(fields - set(ROLES[name]))
         assert not missing, f"add a role for {name}.{missing} to ROLES in oracleproto/runner/setting_roles.py"
         assert set(ROLES[name]) <= fields, f"ROLES[{name!r}] names settings that do not exist"
+
+
+def test_snapshot_redacts_credentials_in_base_urls(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LLM_BASE_URL", "https://proxy-user:SECRETPASS@proxy.example:8443/v1?api_key=SECRETQ")
+    monkeypatch.setenv("LEAK_DETECTOR_BASE_URL", "http://[::1]:9/v1?token=SECRETT&api-version=2")
+    snap = load_settings(None).snapshot()
+    assert "SECRET" not in json.dumps(snap)
+    assert snap["llm"]["base_url"] == "https://[REDACTED]@proxy.example:8443/v1?api_key=[REDACTED]"
+    assert snap["detector"]["base_url"] == "http://[::1]:9/v1?token=[REDACTED]&api-version=2"
+
+
+@pytest.mark.parametrize("source", ["env", ".env"])
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("TAVILY_API_KEY", "[tvly-SECRET0123456789abcdef"),
+        ("TAVILY_API_KEY", '["tvly-SECRET0123456789abcdef", 7]'),
+        ("TAVILY_API_KEY", '["tvly-SECRET0123456789abcdef", ["tvly-SECRET0123456789abcdef"]]'),
+    ],
+)
+def test_a_validation_error_never_echoes_a_secret(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, source: str, name: str, value: str
+) -> None:
+    env_file: Path | None = None
+    if source == "env":
+        monkeypatch.setenv(name, value)
+    else:
+        env_file = tmp_path / "planted.env"
+        env_file.write_text(f"{name}='{value}'\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_settings(env_file)
+    message = str(info.value)
+    assert f"  - {name}" in message and "(value not shown: it is a secret)" in message
+    assert "SECRET" not in message and "0123456789ab" not in message
+
+
+def test_a_key_inside_a_base_url_is_refused_without_echo(monkeypatch: pytest.MonkeyPatch) -> None:
+    key = "sk-live-SECRET-0123456789"
+    monkeypatch.setenv("LLM_BASE_URL", f"https://gateway.example/v1/{key}")
+    monkeypatch.setenv("MODELS", "vendor/a")
+    monkeypatch.setenv("LLM_API_KEY", key)
+    monkeypatch.setenv("TAVILY_API_KEY", "fake-tavily-key-0123")
+    monkeypatch.setenv("LEAK_DETECTOR_MODEL", "vendor/judge")
+    with pytest.raises(ConfigError) as info:
+        load_settings(None).validate_for_live()
+    message = str(info.value)
+    assert "LLM_BASE_URL contains the value of LLM_API_KEY" in message
+    assert "https://gateway.example/v1/[REDACTED]" in message and "SECRET" not in message

@@ -45,6 +45,14 @@ def to_response(entry: Entry, request: httpx.Request, *, from_cassette: bool) ->
     )
 
 
+def live_exception(entry: Entry, request: httpx.Request, exc: httpx.TransportError) -> httpx.TransportError:
+    """The live exception as the caller may see it: same class, the stored (scrubbed) message."""
+    assert entry.exception is not None
+    if entry.exception.get("message") == str(exc):
+        return exc
+    return type(exc)(entry.exception.get("message", ""), request=request)
+
+
 def replay_exception(entry: Entry, request: httpx.Request, where: str) -> httpx.TransportError:
     """The exception instance an entry with a recorded transport failure replays as."""
     assert entry.exception is not None

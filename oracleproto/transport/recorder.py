@@ -43,6 +43,7 @@ from oracleproto.transport.outcome import (
     EXCEPTION_STATUS,
     TIMESTAMP_FORMAT,
     exception_record,
+    live_exception,
     replay_exception,
     stamp_exception,
     to_response,
@@ -520,16 +521,15 @@ class RecordReplay:
             finally:
                 await response.aclose()
         except httpx.TransportError as exc:
-            self._store_exception(prep, request, started, exc)
-            raise
+            raise self._store_exception(prep, request, started, exc) from None
         return self._store_response(prep, request, started, response, body)
 
     def _store_exception(
         self, prep: _Prepared, request: httpx.Request, started: float, exc: httpx.TransportError
-    ) -> None:
-        """Record a live transport failure; the raised exception then carries the entry's timing."""
+    ) -> httpx.TransportError:
+        """Record a live transport failure; return what to raise: the scrubbed message, the entry's timing."""
         entry = self._store_live(prep, request, started, status=0, reason="", headers=[], body=b"", exc=exc)
-        stamp_exception(exc, entry)
+        return stamp_exception(live_exception(entry, request, exc), entry)
 
     def _store_response(
         self, prep: _Prepared, request: httpx.Request, started: float, response: httpx.Response, body: bytes
@@ -564,8 +564,7 @@ class RecordReplay:
             finally:
                 response.close()
         except httpx.TransportError as exc:
-            self._store_exception(prep, request, started, exc)
-            raise
+            raise self._store_exception(prep, request, started, exc) from None
         return self._store_response(prep, request, started, response, body)
 
 

@@ -66,7 +66,9 @@ class Leaks:
         return found
 
 
-def _cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, leaks: Leaks, *args: str) -> int:
+def _cli(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, leaks: Leaks, *args: str
+) -> int:
     """Run the console script in-process; its stdout/stderr become scanned places."""
     monkeypatch.setattr(sys, "argv", ["oracleproto", *args])
     code = 0
@@ -153,14 +155,18 @@ def test_no_planted_secret_reaches_disk_or_terminal(
         # A URL with userinfo for the main LLM: httpx turns it into Basic auth, the simulator
         # answers 401 (echoing that credential) and the run aborts with exit 3.
         monkeypatch.setenv("LLM_BASE_URL", f"http://llm-user:{LLM_URL_PASSWORD}@{sim.base_url[7:]}/v1")
-        code = _cli(capsys, monkeypatch, leaks, "run", "--record", "--run-id", "20260103-040506-5ec8", *common)
+        code = _cli(
+            capsys, monkeypatch, leaks, "run", "--record", "--run-id", "20260103-040506-5ec8", *common
+        )
         assert code == 3
     # A revoked key whose provider echoes its first 24 characters in the 401 message.
     revoked = FaultConfig(echo_key=True, revoked_keys=frozenset({REVOKED_KEY}))
     with Simulator(SimConfig(seed=0, chat=revoked, search=echo)) as sim:
         _environment(monkeypatch, tmp_path, sim, llm_base_url=sim.llm_base_url)
         monkeypatch.setenv("LLM_API_KEY", REVOKED_KEY)
-        code = _cli(capsys, monkeypatch, leaks, "run", "--record", "--run-id", "20260103-040506-5ec9", *common)
+        code = _cli(
+            capsys, monkeypatch, leaks, "run", "--record", "--run-id", "20260103-040506-5ec9", *common
+        )
         assert code == 3
         assert "Incorrect API key provided" in leaks.places["stderr of run --record"].decode()
 
@@ -182,3 +188,32 @@ def test_no_planted_secret_reaches_disk_or_terminal(
     n_files = sum(1 for name in leaks.places if not name.startswith(("stdout", "stderr")))
     print(f"planted secrets: {len(leaks.secrets)}; places scanned: {len(leaks.places)} ({n_files} files)")
     assert leaks.hits() == []
+
+
+def test_the_leak_scan_finds_a_twelve_character_fragment() -> None:
+    """The scan above can fail: one 12-character piece of a planted key is a hit."""
+    leaks = Leaks({LLM_KEY})
+    leaks.add("clean", f"{LLM_KEY[:11]}… [REDACTED]")
+    assert leaks.hits() == []
+    leaks.add("echoed", f"Incorrect API key provided: x{LLM_KEY[7:19]}y")
+    assert leaks.hits() == ["echoed: planted secret #0"]
+
+
+@pytest.mark.parametrize("source", ["env", ".env"])
+def test_a_settings_error_exits_2_without_echoing_the_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], source: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    value = f"[{TAVILY_KEYS[0]}"
+    env_file = tmp_path / "planted.env"
+    env_file.write_text(f"TAVILY_API_KEY='{value}'\n" if source == ".env" else "", encoding="utf-8")
+    if source == "env":
+        monkeypatch.setenv("TAVILY_API_KEY", value)
+    leaks = Leaks({TAVILY_KEYS[0]})
+    args = ("run", "--record", "--runs-root", str(tmp_path / "runs"), "--env-file", str(env_file))
+    assert _cli(capsys, monkeypatch, leaks, *args) == 2
+    err = leaks.places["stderr of run --record"].decode()
+    assert "TAVILY_API_KEY: Value error, starts with '[' but is not a valid JSON list" in err
+    assert "(value not shown: it is a secret)" in err and "Traceback" not in err
+    assert leaks.hits() == []
+    assert not (tmp_path / "runs").exists()
