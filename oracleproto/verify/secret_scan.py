@@ -61,8 +61,11 @@ def scan_bytes(data: bytes, name: str) -> list[SecretHit]:
     for match in _URL_USERINFO.finditer(data):
         if not _HARMLESS.fullmatch(match.group("value")):
             hits.append(SecretHit(name, match.start("value"), "URL with a password in its userinfo"))
+    reported = {h.offset for h in hits}  # ``?api_key=`` is already an assignment hit
     for match in _QUERY_PARAM.finditer(data):
         param = match.group("name").decode("ascii", errors="replace")
+        if match.start("value") in reported:
+            continue
         if is_credential_param(param) and not _HARMLESS.fullmatch(match.group("value")):
             kind = f"credential query parameter {param!r} in a URL"
             hits.append(SecretHit(name, match.start("value"), kind))
