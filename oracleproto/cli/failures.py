@@ -96,8 +96,9 @@ def report_internal_error(exc: BaseException) -> int:
     """One line asking for a bug report, naming where the traceback went; exit 70."""
     where = write_crash_report(exc)
     place = f"the traceback is in {where}" if where is not None else "the traceback could not be saved"
+    shown = redact_urls_in_text(str(exc))
     click.echo(
-        f"internal error: {type(exc).__name__}: {redact_urls_in_text(str(exc))} — this is a bug in oracleproto; please report it "
+        f"internal error: {type(exc).__name__}: {shown} — this is a bug in oracleproto; please report it "
         f"with the command you ran ({place})",
         err=True,
     )
