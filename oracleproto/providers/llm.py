@@ -206,7 +206,9 @@ class OpenAIChatClient:
                 status = response.status_code if response is not None else None
                 detail = self._scrub(outcome.detail)
                 if kind is ErrorKind.AUTH:
-                    raise AuthError(f"{model} at {redact_url(self._url)}: {detail}", status_code=status, channel="llm")
+                    raise AuthError(
+                        f"{model} at {redact_url(self._url)}: {detail}", status_code=status, channel="llm"
+                    )
                 if kind is ErrorKind.QUOTA:
                     raise QuotaError(
                         f"{model} at {redact_url(self._url)}: {' '.join(detail.split())}",

@@ -322,7 +322,9 @@ class TavilySearch:
         hidden = message_secrets(self._settings.base_url, lease.secret.get_secret_value())
         detail = scrub_text(result.detail, hidden)
         if result.kind is ErrorKind.AUTH:
-            raise AuthError(f"Tavily rejected every key when this call was recorded: {detail}", channel="search")
+            raise AuthError(
+                f"Tavily rejected every key when this call was recorded: {detail}", channel="search"
+            )
         if result.kind is ErrorKind.QUOTA:
             raise QuotaError(
                 f"Tavily's plan or usage limit was exhausted when this call was recorded: {detail}",
