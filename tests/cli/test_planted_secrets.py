@@ -42,6 +42,8 @@ class Leaks:
 
     secrets: set[str]
     places: dict[str, bytes] = field(default_factory=dict)
+    last_out: str = ""
+    last_err: str = ""
 
     def add(self, name: str, data: bytes | str) -> None:
         """Remember ``data`` (a file's bytes or a command's output) as one scanned place."""
@@ -77,8 +79,12 @@ def _cli(
     except SystemExit as exc:
         code = int(exc.code or 0)
     out, err = capsys.readouterr()
-    leaks.add(f"stdout of {args[0]} {args[1]}", out)
-    leaks.add(f"stderr of {args[0]} {args[1]}", err)
+    # Every invocation is its own place (three `run --record` calls must not overwrite each other);
+    # ``last_out``/``last_err`` are the latest, for the assertions on messages.
+    n = sum(1 for name in leaks.places if name.startswith("stdout")) + 1
+    leaks.add(f"stdout #{n} of {args[0]} {args[1]}", out)
+    leaks.add(f"stderr #{n} of {args[0]} {args[1]}", err)
+    leaks.last_out, leaks.last_err = out, err
     return code
 
 
@@ -146,7 +152,7 @@ def test_no_planted_secret_reaches_disk_or_terminal(
         )
         common = ("--runs-root", str(runs), "--env-file", str(env_file), "--no-progress")
         code = _cli(capsys, monkeypatch, leaks, "run", "--record", "--run-id", RUN_ID, *common)
-        assert code == 0, leaks.places["stderr of run --record"].decode()
+        assert code == 0, leaks.last_err
         served = sim.handler.served()
         # The detector's URL carries userinfo, which httpx sends as Basic auth instead of the
         # detector key: the simulator answers 401 (counted before serving) and the filter fails closed.
@@ -168,18 +174,18 @@ def test_no_planted_secret_reaches_disk_or_terminal(
             capsys, monkeypatch, leaks, "run", "--record", "--run-id", "20260103-040506-5ec9", *common
         )
         assert code == 3
-        assert "Incorrect API key provided" in leaks.places["stderr of run --record"].decode()
+        assert "Incorrect API key provided" in leaks.last_err
 
     run_dir = runs / RUN_ID
     assert _cli(capsys, monkeypatch, leaks, "report", str(run_dir), "--out", str(tmp_path / "report")) == 0
     assert _cli(capsys, monkeypatch, leaks, "verify", str(run_dir), "--write-attestation") == 0
     bundle = tmp_path / "bundle.tar.gz"
     code = _cli(capsys, monkeypatch, leaks, "bundle", "export", str(run_dir), str(bundle))
-    assert code == 0, leaks.places["stderr of bundle export"].decode()
+    assert code == 0, leaks.last_err
     # Redacted URLs in the config snapshot still replay: the key projection never held them.
     code = _cli(capsys, monkeypatch, leaks, "replay", str(run_dir), "--out", str(tmp_path / "replayed"))
-    assert code == 0, leaks.places["stdout of replay " + str(run_dir)].decode()
-    assert "reproduced byte for byte" in leaks.places["stdout of replay " + str(run_dir)].decode()
+    assert code == 0, leaks.last_out
+    assert "reproduced byte for byte" in leaks.last_out
 
     leaks.add_tree(tmp_path, skip={env_file})
     cassette = (run_dir / "cassettes" / "detector.yaml").read_text(encoding="utf-8")
@@ -212,7 +218,7 @@ def test_a_settings_error_exits_2_without_echoing_the_key(
     leaks = Leaks({TAVILY_KEYS[0]})
     args = ("run", "--record", "--runs-root", str(tmp_path / "runs"), "--env-file", str(env_file))
     assert _cli(capsys, monkeypatch, leaks, *args) == 2
-    err = leaks.places["stderr of run --record"].decode()
+    err = leaks.last_err
     assert "TAVILY_API_KEY: Value error, starts with '[' but is not a valid JSON list" in err
     assert "(value not shown: it is a secret)" in err and "Traceback" not in err
     assert leaks.hits() == []
