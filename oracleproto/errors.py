@@ -15,6 +15,7 @@ OracleprotoError
 │   │       ├── QuotaError       credit, balance or plan limit exhausted (exit 3)
 │   │       └── ProviderUnavailableError  Retry-After above the cap, circuit breaker (exit 4)
 ├── StoreError                   run directory / per-model SQLite problems
+├── DiskFullError                a write failed with ENOSPC/EDQUOT; the run stays resumable
 └── AnalysisError                analysis could not be computed from a run directory
 """
 
@@ -169,3 +170,11 @@ class StoreError(OracleprotoError):
 
 class AnalysisError(OracleprotoError):
     """Metrics or tables could not be computed from a run directory."""
+
+
+class DiskFullError(OracleprotoError):
+    """A write failed because the disk (or quota) is full; the message says what to free."""
+
+    def __init__(self, message: str, *, needed_bytes: int | None = None) -> None:
+        self.needed_bytes = needed_bytes
+        super().__init__(message)

@@ -10,6 +10,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from oracleproto import killpoints
 from oracleproto.analysis.report import AnalysisResult
 from oracleproto.analysis.tables import RENDERERS, TABLES
 from oracleproto.errors import AnalysisError
@@ -52,6 +53,7 @@ def write_analysis(result: AnalysisResult, out: Path, formats: str = "all", plot
             f"output {out} exists and is not an oracleproto analysis directory: choose an empty or new --out"
         )
     out.parent.mkdir(parents=True, exist_ok=True)
+    remove_leftovers(out)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
     try:
         (tmp / MARKER).write_text(f"convention={result.convention.value}\n", encoding="utf-8")
@@ -70,6 +72,7 @@ def write_analysis(result: AnalysisResult, out: Path, formats: str = "all", plot
         for name in FOREIGN_SUBDIRS:
             if (out / name).is_dir():
                 shutil.copytree(out / name, tmp / name)
+        killpoints.reached("analysis")
         swap_directory(tmp, out)
     except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -84,12 +87,26 @@ def _has_own_content(out: Path) -> bool:
     return any(p.name not in FOREIGN_SUBDIRS or not p.is_dir() for p in out.iterdir())
 
 
+def remove_leftovers(out: Path) -> None:
+    """Delete the temp and moved-aside copies of ``out`` a killed writer left beside it.
+
+    A writer killed before its swap leaves ``.<out>.tmp-*``; killed between its two renames, it
+    leaves ``.<out>.old-*`` (and no ``out``). Neither is ever read; the next write of ``out``
+    (the resume's analysis pass) clears them so they are not published with the run.
+    """
+    for pattern in (f".{out.name}.tmp-*", f".{out.name}.old-*"):
+        for stale in out.parent.glob(pattern):
+            if stale.is_dir():
+                shutil.rmtree(stale, ignore_errors=True)
+
+
 def swap_directory(tmp: Path, out: Path) -> None:
     """Put the fully written ``tmp`` in place of ``out`` by renames, then delete the old ``out``."""
     backup = None
     if out.exists():
         backup = out.parent / f".{out.name}.old-{os.getpid()}"
         out.rename(backup)
+        killpoints.reached("analysis-swap")
     tmp.rename(out)
     if backup is not None:
         shutil.rmtree(backup)

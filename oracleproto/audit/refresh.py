@@ -22,9 +22,10 @@ from oracleproto.audit.selector import Selector
 from oracleproto.audit.views import load_view
 from oracleproto.clock import Clock
 from oracleproto.dataset.demo import demo_db_path
-from oracleproto.errors import RunStoppedError, StoreError
+from oracleproto.errors import DiskFullError, RunStoppedError, StoreError
 from oracleproto.runner.execute import RunOptions, RunSummary, execute_run
 from oracleproto.runner.replay import find_dataset
+from oracleproto.runner.stopping import resumable
 from oracleproto.runner.stops import with_resume_hint
 from oracleproto.settings import Settings
 from oracleproto.store import RefreshInfo, RunDir, new_run_id
@@ -169,6 +170,14 @@ async def refresh_run(options: RefreshOptions, *, clock: Clock, rand: RandomBits
         raise with_resume_hint(
             exc, f"refresh {run_id} of {old.run_id}", resume_arguments(old.run_id, selection, run_id)
         ) from exc
+    except DiskFullError as exc:
+        shown = str(exc).split("\nrun ", 1)[0]
+        hint = resumable(
+            f"refresh {run_id} of {old.run_id}",
+            again=resume_arguments(old.run_id, selection, run_id),
+            fix="free the space",
+        )
+        raise DiskFullError(f"{shown}\n{hint}", needed_bytes=exc.needed_bytes) from exc
     new = summary.run
     analysis = options.settings.analysis
     audit = build_audit(

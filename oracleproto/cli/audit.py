@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -22,7 +21,8 @@ from oracleproto.audit import (
     summary_lines,
 )
 from oracleproto.audit.refresh import resume_arguments
-from oracleproto.cli.exits import EXIT_FAILED, EXIT_INTERRUPTED, stopped_exit_status
+from oracleproto.cli.exits import EXIT_FAILED, stopped_exit_status
+from oracleproto.cli.stop import StoppedBySignalError, report_stopped, run_stoppable
 from oracleproto.clock import Clock
 from oracleproto.errors import RunStoppedError
 from oracleproto.store import RunDir, new_run_id
@@ -79,18 +79,14 @@ def run_refresh(options: RefreshOptions, *, clock: Clock, rand: RandomBits) -> N
     # Drawn here rather than in refresh_run so an interrupted refresh can be named in the message.
     run_id = options.run_id or new_run_id(clock, rand)
     try:
-        result = asyncio.run(refresh_run(replace(options, run_id=run_id), clock=clock, rand=rand))
+        result = run_stoppable(refresh_run(replace(options, run_id=run_id), clock=clock, rand=rand))
     except RunStoppedError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(stopped_exit_status(exc))
-    except KeyboardInterrupt:
-        again = resume_arguments(RunDir.open(options.old_run).run_id, options.selector.describe(), run_id)
-        click.echo(
-            f"interrupted: refresh {run_id} stopped and is resumable: rerun with {again} "
-            "(finished samples are kept)",
-            err=True,
-        )
-        sys.exit(EXIT_INTERRUPTED)
+    except StoppedBySignalError as stop:
+        old_id = RunDir.open(options.old_run).run_id
+        again = resume_arguments(old_id, options.selector.describe(), run_id)
+        report_stopped(stop, f"refresh {run_id} of {old_id}", again)
     s = result.summary
     click.echo(
         f"refresh of {result.old.run_id} → run {result.new.run_id}: {s.slots_run} slots re-executed",

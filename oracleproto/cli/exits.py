@@ -17,6 +17,8 @@ EXIT_UNAVAILABLE = 4
 EXIT_INTERRUPTED = 130
 #: An internal error (a bug): one line asks for a report; the traceback went to a log file.
 EXIT_INTERNAL = 70
+#: SIGTERM stopped a run or refresh (docker stop, a cancelled CI job, a scheduler); it is resumable.
+EXIT_TERMINATED = 143
 
 
 def stopped_exit_status(exc: RunStoppedError) -> int:

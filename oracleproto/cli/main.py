@@ -83,8 +83,9 @@ def install_signal_handlers() -> None:
     """Process-wide signal set-up of the console script (not of in-process CliRunner tests).
 
     SIGXFSZ is ignored so that a write past ``ulimit -f`` raises ``OSError(EFBIG)`` (reported
-    with the file's path) instead of killing the process with no message. SIGTERM keeps its
-    default action (the shell reports 143); a run it stops is resumable like any killed run.
+    with the file's path) instead of killing the process with no message. SIGTERM is handled
+    by the commands that run a recording or a replay (``cli/stop.py``: stopped like Ctrl-C, exit
+    143); elsewhere it keeps its default action (the shell reports 143).
     """
     if hasattr(signal, "SIGXFSZ"):
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import secrets
 import shutil
 import sys
@@ -17,7 +16,8 @@ from oracleproto.analysis.postrun import write_run_analysis as analysis_pass
 from oracleproto.analysis.tables import render_markdown
 from oracleproto.audit import RefreshOptions, parse_selector
 from oracleproto.cli.audit import refresh_target, run_refresh, select_option
-from oracleproto.cli.exits import EXIT_FAILED, EXIT_INTERRUPTED, stopped_exit_status
+from oracleproto.cli.exits import EXIT_FAILED, stopped_exit_status
+from oracleproto.cli.stop import EXIT_STATUS, StoppedBySignalError, report_stopped, run_stoppable
 from oracleproto.clock import SystemClock
 from oracleproto.dataset.demo import demo_db_path
 from oracleproto.errors import RunStoppedError, StoreError
@@ -25,6 +25,7 @@ from oracleproto.oserrors import describe_os_error
 from oracleproto.redact import redact_urls_in_text
 from oracleproto.runner.execute import RunOptions, RunSummary, execute_run
 from oracleproto.runner.replay import ReplayReport, replay_run
+from oracleproto.runner.stopping import resume_arguments
 from oracleproto.settings import CacheMode, Settings, load_settings
 from oracleproto.store import RunDir, new_run_id
 from oracleproto.store.naming import RandomBits, validate_run_id
@@ -46,7 +47,7 @@ def execute_and_report(options: RunOptions, rand: RandomBits) -> None:
     # Drawn here rather than in the runner so an interrupted run can be named in the message.
     run_id = options.run_id or new_run_id(clock, rand)
     try:
-        summary = asyncio.run(execute_run(replace(options, run_id=run_id), clock=clock, rand=rand))
+        summary = run_stoppable(execute_run(replace(options, run_id=run_id), clock=clock, rand=rand))
     except RunStoppedError as exc:
         click.echo(f"error: {redact_urls_in_text(str(exc))}", err=True)
         sys.exit(stopped_exit_status(exc))
@@ -54,13 +55,8 @@ def execute_and_report(options: RunOptions, rand: RandomBits) -> None:
         where = options.runs_root / run_id
         resume = f"rerun with --run-id {run_id} to resume" if where.is_dir() else "rerun"
         raise StoreError(f"run {run_id}: {describe_os_error(exc, where)}; {resume}") from None
-    except KeyboardInterrupt:
-        click.echo(
-            f"interrupted: run {run_id} stopped and is resumable: rerun with --run-id {run_id} "
-            "(finished samples are kept)",
-            err=True,
-        )
-        sys.exit(EXIT_INTERRUPTED)
+    except StoppedBySignalError as stop:
+        report_stopped(stop, f"run {run_id}", resume_arguments(run_id))
     _report_summary(summary)
     if options.after is not None:
         _print_tables(summary.run)
@@ -223,7 +219,7 @@ def replay_command(
     # Without --out the replay is a throw-away: its folder is removed however the replay ends.
     out_root = out or Path(tempfile.mkdtemp(prefix="oracleproto-replay-"))
     try:
-        report = asyncio.run(
+        report = run_stoppable(
             replay_run(
                 original.root,
                 out_root,
@@ -237,6 +233,10 @@ def replay_command(
         _print_verdict(report, kept=out is not None)
         if report.ok and _has_analysis(original):
             _print_tables(RunDir.open(report.replayed))
+    except StoppedBySignalError as stop:
+        # replay_run removed its run folder; the temporary folder goes below.
+        click.echo(f"{stop.reason}: replay of {original.run_id} stopped; its output was removed", err=True)
+        sys.exit(EXIT_STATUS[stop.reason])
     finally:
         if out is None:
             shutil.rmtree(out_root, ignore_errors=True)

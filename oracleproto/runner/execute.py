@@ -14,12 +14,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from oracleproto import killpoints
 from oracleproto._version import __version__
 from oracleproto.agent import run_sample
 from oracleproto.agent.result import SampleResult
 from oracleproto.clock import Clock
 from oracleproto.context import CallContext
-from oracleproto.errors import OracleprotoError, RunStoppedError
+from oracleproto.errors import DiskFullError, OracleprotoError, RunStoppedError
 from oracleproto.prompts import RuntimeProtocols, render_prompt
 from oracleproto.providers import WEB_SEARCH_SCHEMA
 from oracleproto.runner.channels import open_channels
@@ -29,6 +30,7 @@ from oracleproto.runner.plan import CellPlan, RunPlan, build_plan
 from oracleproto.runner.progress import RunProgress
 from oracleproto.runner.resume_guard import check_resume
 from oracleproto.runner.runlog import RunLog
+from oracleproto.runner.stopping import STOP_MESSAGES, disk_full_abort, signal_reason
 from oracleproto.runner.stops import resumable_stop, stop_reason
 from oracleproto.settings import CacheMode, Settings
 from oracleproto.store import (
@@ -50,6 +52,7 @@ from oracleproto.store.naming import RandomBits
 from oracleproto.store.sample_entries import entry_digests, read_sample_keys, sample_entries_root
 from oracleproto.transport import CassetteStore, RecordReplay, RefreshPredicate
 from oracleproto.transport.recorder import UsedByDone
+from oracleproto.transport.store import DISK_FULL_ERRNOS, open_entries
 
 CASSETTES_DIR_NAME = "cassettes"
 #: How often the cache rewrites its YAML cassettes during a run. Every entry is durable in the
@@ -260,6 +263,7 @@ async def _execute_locked(
         clock=clock,
     )
     run.write_manifest(manifest)
+    killpoints.reached("manifest")
 
     log = RunLog(run.log_path, clock)
     log.event(
@@ -297,20 +301,31 @@ async def _execute_locked(
             totals=totals,
             done=done,
         )
+        if recorded_entries is None:
+            # Nothing ran in this session: a finished run re-entered, or one killed after its last
+            # sample and before its journal was folded. Fold any leftover journal (not in replay,
+            # which never writes cassettes), then read the entries from disk.
+            recorded_entries = _entries_on_disk(run, writable=options.mode != "replay")
         finished_at = recorded.finished_at if recorded and recorded.finished_at else clock.now()
         for store in stores.values():
             store.finish(finished_at)
-    except (asyncio.CancelledError, KeyboardInterrupt):
-        # Ctrl-C: every finished sample is committed and the journal holds every entry.
-        log.event("run_aborted", reason="interrupted", message="interrupted by the user")
+        killpoints.reached("finished")
+    except (asyncio.CancelledError, KeyboardInterrupt) as stop:
+        # Ctrl-C or SIGTERM: every finished sample is committed and the journal holds every entry.
+        reason = signal_reason(stop)
+        log.event("run_aborted", reason=reason, message=STOP_MESSAGES[reason])
         log.close()
         raise
+    except DiskFullError as full:
+        raise disk_full_abort(full, run_id, log) from full
+    except OSError as exc:
+        if exc.errno not in DISK_FULL_ERRNOS:
+            raise
+        disk = DiskFullError(f"{run.root}: {exc.strerror}; free space on the filesystem holding it")
+        raise disk_full_abort(disk, run_id, log) from exc
     finally:
         for store in stores.values():
             store.close()
-    if recorded_entries is None and any(run.cassettes_dir.iterdir()):
-        # Nothing ran in this session (a finished run re-entered): read the entries from disk.
-        recorded_entries = CassetteStore(run.cassettes_dir, writable=False)
     cache_root = recorded_entries.root_digest() if recorded_entries is not None else None
     sample_keys = read_sample_keys(run.model_db_paths(manifest))
     samples_root = (
@@ -331,6 +346,15 @@ async def _execute_locked(
     log.event("run_finished", slots_run=summary.slots_run, errors=summary.errors)
     log.close()
     return summary
+
+
+def _entries_on_disk(run: RunDir, *, writable: bool) -> CassetteStore | None:
+    """The run's recorded entries, any leftover crash journal folded in first when ``writable``."""
+    if not any(run.cassettes_dir.iterdir()):
+        return None
+    if writable:
+        return open_entries(run.cassettes_dir)
+    return CassetteStore(run.cassettes_dir, writable=False)
 
 
 Job = tuple[CellPlan, str, int, str]
@@ -503,6 +527,9 @@ async def _run_jobs(
             parse_ok=result.parse_ok,
         )
         progress.advance(slug)
+        # A checkpoint: a stop signal (Ctrl-C, SIGTERM) is acted on between samples even when no
+        # call suspends (a replay is served from memory and would otherwise run to the end first).
+        await asyncio.sleep(0)
 
     try:
         with RunProgress(totals, done, enabled=options.progress) as progress:
@@ -510,6 +537,7 @@ async def _run_jobs(
             async with asyncio.TaskGroup() as group:
                 for job in jobs:
                     group.create_task(one(job, progress))
+        killpoints.reached("last-sample")
     except* RunStoppedError as stop_group:
         failure = stop_group.exceptions[0]
     except* OracleprotoError as group_error:

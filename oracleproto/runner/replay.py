@@ -14,11 +14,13 @@ from oracleproto.errors import OracleprotoError, StoreError
 from oracleproto.paths import first_missing_ancestor
 from oracleproto.runner.execute import Recorded, RunOptions, RunSummary, execute_run
 from oracleproto.runner.reconstruct import settings_from_snapshot
+from oracleproto.runner.stopping import resume_arguments
 from oracleproto.settings import Settings
 from oracleproto.store import ModelStore, RunDir, logical_dump, parse_timestamp
 from oracleproto.store.naming import RandomBits
 from oracleproto.store.rundir import AUDIT_SUBDIR
-from oracleproto.transport.layout import all_cassette_files
+from oracleproto.transport.layout import JOURNAL_DIR, LOCK_FILE, all_cassette_files
+from oracleproto.transport.store import has_leftover_journal
 
 
 @dataclass(frozen=True)
@@ -131,6 +133,13 @@ async def replay_run(
     settings = settings_from_snapshot(meta.config_snapshot, where=first_db)
     candidates = [dataset] if dataset is not None else [demo_db_path()]
     source = find_dataset(manifest.hashes.source_db, candidates)
+    if manifest.finished_at is None or has_leftover_journal(original.cassettes_dir):
+        raise StoreError(
+            f"run {original.run_id} has not finished (its last session stopped before sealing the "
+            "manifest, or left entries in cassettes/.journal), so there is no complete recording to "
+            f"replay; resume it first: rerun the command that recorded it with "
+            f"{resume_arguments(original.run_id)} (it folds the journal and seals the run), then replay"
+        )
     target = out_root / manifest.run_id
     if target.exists():
         raise StoreError(f"{target} already exists; choose an empty --out for the replay")
@@ -138,7 +147,9 @@ async def replay_run(
     created = first_missing_ancestor(target)
     target.mkdir(parents=True)
     try:
-        shutil.copytree(original.cassettes_dir, target / "cassettes", dirs_exist_ok=True)
+        # A crash journal or lock file belongs to a process of the original, not to the copy.
+        ignore = shutil.ignore_patterns(JOURNAL_DIR, LOCK_FILE)
+        shutil.copytree(original.cassettes_dir, target / "cassettes", dirs_exist_ok=True, ignore=ignore)
         recorded = Recorded(
             started_at=parse_timestamp(manifest.started_at),
             finished_at=None if manifest.finished_at is None else parse_timestamp(manifest.finished_at),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from oracleproto.errors import AuthError, ProviderUnavailableError, QuotaError, RunStoppedError
+from oracleproto.runner.stopping import resumable, resume_arguments
 
 
 def stop_reason(failure: RunStoppedError) -> str:
@@ -14,17 +15,13 @@ def stop_reason(failure: RunStoppedError) -> str:
 
 def resumable_stop(failure: RunStoppedError, run_id: str) -> RunStoppedError:
     """The same failure, its message ending with what to do and the exact resume argument."""
-    return with_resume_hint(failure, f"run {run_id}", f"--run-id {run_id}")
+    return with_resume_hint(failure, f"run {run_id}", resume_arguments(run_id))
 
 
 def with_resume_hint(failure: RunStoppedError, what: str, resume: str) -> RunStoppedError:
     """The same failure with "<what> stopped and is resumable: <remedy>, then rerun with <resume>"."""
     shown = failure.detail.split("\nrun ", 1)[0]  # drop an inner hint (a refresh wraps a run)
-    remedy = failure.remedy or "fix the cause"
-    message = (
-        f"{shown}\n{what} stopped and is resumable: {remedy}, then rerun with {resume} "
-        "(finished samples are kept)"
-    )
+    message = f"{shown}\n{resumable(what, again=resume, fix=failure.remedy or 'fix the cause')}"
     status, channel = failure.status_code, failure.channel
     if isinstance(failure, AuthError):
         return AuthError(message, status_code=status, channel=channel, remedy=failure.remedy)

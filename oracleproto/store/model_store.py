@@ -11,6 +11,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
+from oracleproto import killpoints
 from oracleproto.agent.result import SAMPLE_FIELDS, SKIPPED_TRAINING_CUTOFF, SampleResult
 from oracleproto.dataset.models import PromptTemplates, Question
 from oracleproto.errors import StoreError
@@ -224,6 +225,7 @@ class ModelStore:
                     "VALUES (?, ?, ?)",
                     (question_id, sample_index, json.dumps(sorted(set(entry_keys)))),
                 )
+        killpoints.reached("commit")
 
     def _insert_row(
         self,

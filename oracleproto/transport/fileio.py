@@ -7,7 +7,7 @@ import fcntl
 import json
 import os
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -91,20 +91,36 @@ def read_entries(path: Path) -> list[Entry]:
     return parse_entries(read_cassette_bytes(path), str(path))
 
 
-def atomic_write(path: Path, data: bytes) -> None:
+#: Suffix of the temp copy :func:`atomic_write` renames into place (``.<name>.<random>.tmp``).
+TEMP_SUFFIX = ".tmp"
+
+
+def atomic_write(path: Path, data: bytes, *, before_rename: Callable[[], None] | None = None) -> None:
     """Write ``data`` to ``path`` via a fsynced temp file and rename (never a partial file)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX, dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
+        if before_rename is not None:
+            before_rename()
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+
+
+def remove_stale_temps(root: Path) -> int:
+    """Delete temp copies of cassette files a killed writer left (call under the cassette lock)."""
+    removed = 0
+    for tmp in root.rglob(f".*.yaml.*{TEMP_SUFFIX}"):
+        if tmp.is_file():
+            tmp.unlink(missing_ok=True)
+            removed += 1
+    return removed
 
 
 @contextlib.contextmanager

@@ -8,6 +8,7 @@ key, under a file lock, merging what other processes wrote in the meantime.
 
 from __future__ import annotations
 
+import errno
 import os
 import secrets
 import threading
@@ -15,7 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from oracleproto.errors import TransportError
+from oracleproto import killpoints
+from oracleproto.errors import DiskFullError, TransportError
 from oracleproto.transport.entry import Entry, entry_digest, to_json_line
 from oracleproto.transport.fileio import (
     Journal,
@@ -24,6 +26,7 @@ from oracleproto.transport.fileio import (
     locked,
     read_entries,
     read_journal,
+    remove_stale_temps,
     try_claim_orphan,
 )
 from oracleproto.transport.index import CacheIndex, fingerprint
@@ -31,6 +34,7 @@ from oracleproto.transport.integrity import merkle_root
 from oracleproto.transport.layout import (
     JOURNAL_DIR,
     LOCK_FILE,
+    all_cassette_files,
     cassette_files,
     generation_dir,
     list_generations,
@@ -38,6 +42,18 @@ from oracleproto.transport.layout import (
 )
 
 FileId = tuple[int, str]
+#: Errnos of a full disk or exhausted quota: a fold that hits one says what to free.
+DISK_FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
+#: Head room asked for on top of the largest file a fold rewrites.
+FOLD_MARGIN_BYTES = 1 << 20
+
+
+def _mib(size: int) -> str:
+    return f"{size / (1 << 20):.1f} MiB"
+
+
+def _before_rename() -> None:
+    killpoints.reached("fold-write")
 
 
 class CassetteStore:
@@ -180,12 +196,21 @@ class CassetteStore:
             if not self._dirty and not self._orphans:
                 return
             with locked(self.root / LOCK_FILE):
+                # Under the lock no other fold is writing, so any temp copy left is a dead one's.
+                remove_stale_temps(self.root)
                 written: list[Entry] = []
                 for (gen, rel), ours in sorted(self._dirty.items()):
                     path = generation_dir(self.root, gen) / rel
                     merged = {e.key: e for e in read_entries(path)}
                     merged.update(ours)
-                    atomic_write(path, dump_entries(merged.values()))
+                    data = dump_entries(merged.values())
+                    try:
+                        killpoints.reached("fold")
+                        atomic_write(path, data, before_rename=_before_rename)
+                    except OSError as exc:
+                        if exc.errno not in DISK_FULL_ERRNOS:
+                            raise
+                        raise self._disk_full(path, len(data)) from exc
                     self._files[(gen, rel)] = merged
                     for key, entry in merged.items():
                         cur = self._effective.get(key)
@@ -196,6 +221,7 @@ class CassetteStore:
                     self.index.put_many(self._effective[e.key] for e in written)
                     self.index.set_fingerprint(fingerprint(self.root))
                 self._dirty.clear()
+                killpoints.reached("folded")
                 if self._journal is not None:
                     self._journal.truncate()
                 for path, handle in self._orphans:
@@ -203,19 +229,88 @@ class CassetteStore:
                     handle.close()
                 self._orphans.clear()
 
+    def _disk_full(self, path: Path, size: int) -> DiskFullError:
+        """The fold's ENOSPC, with how much to free: the largest file it rewrites, plus a margin."""
+        journals = self.root / JOURNAL_DIR
+        pending = sum(p.stat().st_size for p in journals.glob("*.jsonl")) if journals.is_dir() else 0
+        largest = max((p.stat().st_size for p in all_cassette_files(self.root)), default=0)
+        needed = max(size, largest + pending) + FOLD_MARGIN_BYTES
+        return DiskFullError(
+            f"no space left on the device holding {self.root} while folding the crash journal "
+            f"({JOURNAL_DIR}/) into {path.name}: the fold rewrites each cassette file through a temp "
+            f"copy, so it needs about {_mib(needed)} free there; free at least that much on that "
+            f"filesystem (or raise its quota). Nothing is lost: every recorded entry stays in "
+            f"{journals} until a fold succeeds",
+            needed_bytes=needed,
+        )
+
     def close(self) -> None:
-        """Compact and release the journal."""
-        if self.writable:
-            self.compact()
+        """Compact and release the journal.
+
+        When the compaction fails (a full disk), every journal is kept and released, so the next
+        writer claims them: nothing recorded is lost.
+        """
+        try:
+            if self.writable:
+                self.compact()
+        except BaseException:
+            self._release(delete=False)
+            raise
+        self._release(delete=True)
+
+    def _release(self, *, delete: bool) -> None:
+        """Close our journal (deleting it only when folded) and the claimed orphans' handles."""
         if self._journal is not None:
-            self._journal.close(delete=True)
+            self._journal.close(delete=delete)
             self._journal = None
+        for _, handle in self._orphans:
+            handle.close()
+        self._orphans.clear()
+
+
+def journal_files(cassette_dir: Path) -> list[Path]:
+    """Crash journals in ``cassette_dir`` (a live writer's, or a dead one's not folded yet)."""
+    journal = cassette_dir / JOURNAL_DIR
+    return sorted(journal.glob("*.jsonl")) if journal.is_dir() else []
+
+
+def has_leftover_journal(cassette_dir: Path) -> bool:
+    """True when a journal holds entries not folded into the cassette files yet."""
+    return any(p.stat().st_size for p in journal_files(cassette_dir))
+
+
+def fold_journals(cassette_dir: Path) -> CassetteStore:
+    """Fold every journal no live process holds into the cassette files; returns the entries.
+
+    This is what a resume does first: a recorder killed between its last sample and its own
+    fold left every entry in its journal only. The returned store is closed (read it, never
+    write to it).
+    """
+    store = CassetteStore(cassette_dir, writable=True)
+    store.close()
+    return store
+
+
+def open_entries(cassette_dir: Path) -> CassetteStore:
+    """The cassette set for reading, with any leftover journal folded in first."""
+    if journal_files(cassette_dir):
+        return fold_journals(cassette_dir)
+    return CassetteStore(cassette_dir, writable=False)
 
 
 def rebuild_index(cassette_dir: Path, cache_dir: Path) -> int:
-    """Rebuild ``cache_dir`` from the cassettes (latest generation wins); returns entry count."""
-    store = CassetteStore(cassette_dir, writable=False)
+    """Rebuild ``cache_dir`` from the cassettes (latest generation wins); returns entry count.
+
+    A leftover crash journal is folded in first, so the index never misses its entries; a
+    folder with no entries at all is refused (an empty index is a wrong path, not a cache).
+    """
+    store = open_entries(cassette_dir)
     entries = store.effective_entries()
+    if not entries:
+        raise TransportError(
+            f"{cassette_dir}: no cassette entries (no *.yaml files, no crash journal) — nothing to index; "
+            "pass a run directory or its cassettes/ folder"
+        )
     index = CacheIndex(cache_dir)
     try:
         with locked(cache_dir / LOCK_FILE):
@@ -234,7 +329,7 @@ def remove_entries(cassette_dir: Path, generation: int, keys: set[str]) -> int:
     folded in yet (resume it first), and rewriting around them could lose them.
     """
     journal = cassette_dir / JOURNAL_DIR
-    if journal.is_dir() and any(p.stat().st_size for p in journal.glob("*.jsonl")):
+    if has_leftover_journal(cassette_dir):
         raise TransportError(
             f"{journal}: a recording has entries not yet folded into the cassettes; resume it before "
             "removing entries"
@@ -252,4 +347,3 @@ def remove_entries(cassette_dir: Path, generation: int, keys: set[str]) -> int:
             else:
                 path.unlink()
     return removed
-

@@ -17,7 +17,7 @@ from oracleproto.store import RunDir
 from oracleproto.store.sample_entries import read_sample_keys
 from oracleproto.transport.entry import Entry
 from oracleproto.transport.layout import list_generations
-from oracleproto.transport.store import CassetteStore, remove_entries
+from oracleproto.transport.store import CassetteStore, fold_journals, journal_files, remove_entries
 from oracleproto.verify.attest import ATTESTATION_NAME, write_attestation
 
 
@@ -32,10 +32,18 @@ class GcPlan:
 
 
 def plan_gc(run_dir: Path) -> GcPlan:
-    """The entries of the newest generation that no stored sample used (nothing is changed)."""
+    """The entries of the newest generation that no stored sample used (nothing is removed).
+
+    A crash journal left by a killed session is folded into the cassettes first, as a resume would.
+    """
     run = RunDir.open(run_dir)
     run.require_idle("collect its garbage")
     manifest = run.load_manifest()
+    cassette_dir = run.cassette_path(manifest)
+    if journal_files(cassette_dir):
+        # A crashed session's entries: fold them in first (what a resume does), so they count.
+        with run.writer_lock():
+            fold_journals(cassette_dir)
     if manifest.finished_at is None:
         raise StoreError(
             f"run {run.run_id} has not finished: its unfinished samples' entries would look unused; "
@@ -46,7 +54,6 @@ def plan_gc(run_dir: Path) -> GcPlan:
         raise StoreError(
             f"{run.root}: the run predates per-sample entry records, so which entries are unused is unknown"
         )
-    cassette_dir = run.cassette_path(manifest)
     generation = list_generations(cassette_dir)[-1]
     used = {key for keys in records.values() for key in keys}
     entries = CassetteStore(cassette_dir, writable=False).entries_by_generation().get(generation, [])

@@ -173,8 +173,8 @@ def test_a_refresh_stopped_mid_way_is_completed_by_the_same_command(
     else:
         assert proc.returncode == 130, err.decode()
         assert err.decode().strip().splitlines()[-1] == (
-            f"interrupted: refresh {RESUMED} stopped and is resumable: rerun with --refresh {ORIGINAL} "
-            f"--run-id {RESUMED} (finished samples are kept)"
+            f"interrupted: refresh {RESUMED} of {ORIGINAL} stopped and is resumable: rerun with "
+            f"--refresh {ORIGINAL} --run-id {RESUMED} (finished samples are kept)"
         )
     kept = done_slots(new)
     assert 20 <= len(kept) < TOTAL_SLOTS

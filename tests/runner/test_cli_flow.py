@@ -280,7 +280,18 @@ def done_slots(run_dir: Path) -> dict[Any, dict[str, Any]]:
     return {k: c for k, c in slots.items() if c["created_at"] is not None and c["error"] is None}
 
 
-def test_ctrl_c_stops_the_run_resumably_and_the_rerun_completes_it(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("stop", "status", "label", "reason"),
+    [
+        (signal.SIGINT, 130, "interrupted", "interrupted"),
+        # docker stop, a cancelled CI job, a cluster scheduler: handled like Ctrl-C (issue 11).
+        (signal.SIGTERM, 143, "terminated (SIGTERM)", "terminated"),
+    ],
+    ids=["ctrl-c", "sigterm"],
+)
+def test_a_signal_stops_the_run_resumably_and_the_rerun_completes_it(
+    tmp_path: Path, stop: signal.Signals, status: int, label: str, reason: str
+) -> None:
     # The child restores Python's SIGINT handler: a test runner started in the background
     # inherits SIGINT ignored, and the child would inherit that too.
     entry = (
@@ -298,20 +309,24 @@ def test_ctrl_c_stops_the_run_resumably_and_the_rerun_completes_it(tmp_path: Pat
             assert proc.poll() is None, proc.communicate()[1]
             assert time.monotonic() < deadline, "the run did not start"
             time.sleep(0.01)
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(stop)
         _, err = proc.communicate(timeout=120)
     finally:
         if proc.poll() is None:
             proc.kill()
     (run_dir,) = tmp_path.glob("2*")
-    assert proc.returncode == 130, err
+    assert proc.returncode == status, err
     assert err.strip().splitlines()[-1] == (
-        f"interrupted: run {run_dir.name} stopped and is resumable: rerun with --run-id {run_dir.name} "
+        f"{label}: run {run_dir.name} stopped and is resumable: rerun with --run-id {run_dir.name} "
         "(finished samples are kept)"
     )
     assert "Traceback" not in err
     log = (run_dir / "logs" / f"{run_dir.name}.log").read_text(encoding="utf-8")
-    assert '"reason": "interrupted"' in log
+    aborted = [json.loads(line) for line in log.splitlines() if '"run_aborted"' in line]
+    assert [e["reason"] for e in aborted] == [reason]
+    assert not (run_dir / "cassettes" / ".journal").is_dir() or not any(
+        (run_dir / "cassettes" / ".journal").iterdir()
+    )  # a clean stop: the journal was folded into the cassettes on the way out
     kept = done_slots(run_dir)
     assert 0 < len(kept) < 32
     code, _, err = invoke(*args, "--run-id", run_dir.name)

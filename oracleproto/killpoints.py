@@ -1,0 +1,83 @@
+"""Test hook: stop the process at a named phase boundary of a run, to prove resume survives it.
+
+Inert unless the environment variable is set (the crash tests set it in a subprocess)::
+
+    ORACLEPROTO_TEST_KILL_AT=<phase>[:<n>][@<action>]
+
+``phase`` is one of :data:`PHASES`; ``n`` (default 1) picks the n-th time this process reaches it;
+``action`` is ``KILL`` (default: SIGKILL, nothing runs after), ``TERM`` (a SIGTERM arrives now; the
+process handles it like any other) or ``ENOSPC`` (the write at this point fails with a full disk).
+The code marks a boundary with :func:`reached`; the variable is read once per process.
+"""
+
+from __future__ import annotations
+
+import errno
+import functools
+import os
+import signal
+import threading
+from dataclasses import dataclass
+
+from oracleproto.errors import ConfigError
+
+ENV_VAR = "ORACLEPROTO_TEST_KILL_AT"
+#: Phase boundaries of a run, in the order a recording reaches them.
+PHASES = (
+    "manifest",  # the manifest of this session is written, nothing else yet
+    "commit",  # a sample (or a cutoff skip) was committed to its model DB
+    "last-sample",  # every pending sample is committed; the journal is not folded yet
+    "fold",  # a journal fold is about to rewrite its n-th cassette file (n > 1: mid-rewrite)
+    "fold-write",  # a cassette file's temp copy is written and fsynced, not yet renamed into place
+    "folded",  # every cassette file is rewritten; the journal is not cleared yet
+    "finished",  # the DBs are stamped finished; the manifest is not
+    "analysis",  # the analysis files are written to their temp folder, not yet swapped in
+    "analysis-swap",  # the old analysis folder is moved aside, the new one not yet in place
+)
+ACTIONS = ("KILL", "TERM", "ENOSPC")
+
+
+@dataclass(frozen=True)
+class KillPoint:
+    """Where and how to stop."""
+
+    phase: str
+    n: int
+    action: str
+
+
+def parse(value: str) -> KillPoint:
+    """``phase[:n][@action]`` → a kill point; a clear error for anything else."""
+    where, _, action = value.partition("@")
+    phase, _, count = where.partition(":")
+    action = action or "KILL"
+    if phase not in PHASES or action not in ACTIONS or (count and not count.isdigit()) or count == "0":
+        raise ConfigError(
+            f"{ENV_VAR}={value!r}: expected <phase>[:<n>][@<action>] with phase one of "
+            f"{', '.join(PHASES)}, n ≥ 1 and action one of {', '.join(ACTIONS)}"
+        )
+    return KillPoint(phase, int(count or 1), action)
+
+
+_lock = threading.Lock()
+_counts: dict[str, int] = {}
+
+
+@functools.cache
+def _configured() -> KillPoint | None:
+    value = os.environ.get(ENV_VAR)
+    return parse(value) if value else None
+
+
+def reached(phase: str) -> None:
+    """Mark a phase boundary; acts only when the variable names this phase and count."""
+    with _lock:
+        point = _configured()
+        if point is None or point.phase != phase:
+            return
+        _counts[phase] = _counts.get(phase, 0) + 1
+        if _counts[phase] != point.n:
+            return
+    if point.action == "ENOSPC":
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+    os.kill(os.getpid(), signal.SIGKILL if point.action == "KILL" else signal.SIGTERM)
