@@ -14,9 +14,9 @@ from oracleproto.oserrors import cannot_write
 from oracleproto.store import RunDir
 from oracleproto.store.sample_entries import read_sample_keys
 from oracleproto.transport.diff import stored_request
-from oracleproto.transport.layout import resolve_cassette_dir
+from oracleproto.transport.layout import JOURNAL_DIR, resolve_cassette_dir
 from oracleproto.transport.stats import cassette_stats, savings_text
-from oracleproto.transport.store import CassetteStore, rebuild_index
+from oracleproto.transport.store import CassetteStore, has_leftover_journal, rebuild_index
 from oracleproto.verify.gc import apply_gc, plan_gc
 
 _PATH = click.Path(exists=True, file_okay=False, path_type=Path)
@@ -33,15 +33,27 @@ def _samples_from_manifest(path: Path) -> int | None:
     return None
 
 
-def cassette_dir_of(path: Path) -> Path:
-    """The cassette folder of ``path`` (a run dir or a cassette dir); one holding no cassette fails."""
+def cassette_dir_of(path: Path, *, journal_ok: bool = False) -> Path:
+    """The cassette folder of ``path`` (a run dir or a cassette dir); one holding no cassette fails.
+
+    A folder whose entries are only in a crash journal (a recording killed before its fold) is
+    accepted when ``journal_ok`` (the command folds it); otherwise the message says how to fold it.
+    """
     folder = resolve_cassette_dir(path)
-    if not any(folder.rglob("*.yaml")):
+    if any(folder.rglob("*.yaml")):
+        return folder
+    if has_leftover_journal(folder):
+        if journal_ok:
+            return folder
         raise TransportError(
-            f"{path}: no cassettes here (no *.yaml file under {folder}); pass a run directory or its "
-            "cassettes/ folder"
+            f"{path}: the entries are still only in the crash journal ({folder / JOURNAL_DIR}) of a "
+            "recording stopped before it folded them: resume that run (rerun its command with "
+            "--run-id), or fold them with `oracleproto cache rebuild`"
         )
-    return folder
+    raise TransportError(
+        f"{path}: no cassettes here (no *.yaml file under {folder}); pass a run directory or its "
+        "cassettes/ folder"
+    )
 
 
 @click.group("cassettes")
@@ -213,7 +225,7 @@ def cache() -> None:
 )
 def rebuild_cmd(path: Path, cache_dir: Path | None) -> None:
     """Rebuild the diskcache index from the cassettes."""
-    cassette_dir = cassette_dir_of(path)
+    cassette_dir = cassette_dir_of(path, journal_ok=True)
     target = cache_dir or cassette_dir.parent / "cache"
     existed = target.exists()
     try:

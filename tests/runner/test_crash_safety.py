@@ -92,10 +92,16 @@ def test_cache_rebuild_folds_the_journal_and_indexes_every_entry(
 def test_cache_rebuild_refuses_a_folder_without_entries(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["cache", "rebuild", str(tmp_path)])
     assert result.exit_code != 0
-    assert "no cassette entries (no *.yaml files, no crash journal) — nothing to index" in str(
-        result.exception
-    )
+    assert f"{tmp_path}: no cassettes here (no *.yaml file under {tmp_path})" in result.output
     assert not (tmp_path.parent / "cache").exists()
+
+
+def test_cassettes_ls_on_a_journal_only_run_says_how_to_fold_it(crashed: tuple[RunDir, str]) -> None:
+    run, _ = crashed
+    result = CliRunner().invoke(cli, ["cassettes", "ls", str(run.root)])
+    assert result.exit_code == 2
+    assert "the entries are still only in the crash journal" in result.output
+    assert "resume that run (rerun its command with --run-id)" in result.output
 
 
 def test_gc_folds_the_journal_then_asks_for_the_resume(crashed: tuple[RunDir, str]) -> None:

@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from oracleproto.errors import DiskFullError
+from oracleproto.errors import DiskFullError, TransportError
 from oracleproto.transport import store as store_module
 from oracleproto.transport.entry import entry_digest, to_json_line
 from oracleproto.transport.fileio import read_entries
 from oracleproto.transport.integrity import merkle_root
 from oracleproto.transport.layout import JOURNAL_DIR, all_cassette_files
-from oracleproto.transport.store import CassetteStore, fold_journals, has_leftover_journal
+from oracleproto.transport.store import CassetteStore, fold_journals, has_leftover_journal, rebuild_index
 from oracleproto.verify.demo import find_demo_run
 
 
@@ -63,3 +63,15 @@ def test_the_fold_removes_temp_copies_a_killed_fold_left(journal_only: tuple[Pat
     fold_journals(root)
     assert not stale.exists()
     assert all_cassette_files(root) and CassetteStore(root, writable=False).root_digest() == digest
+
+
+def test_rebuild_index_folds_a_journal_and_refuses_a_folder_without_entries(
+    journal_only: tuple[Path, str], tmp_path: Path
+) -> None:
+    root, digest = journal_only
+    assert rebuild_index(root, tmp_path / "cache") == len(
+        CassetteStore(root, writable=False).effective_entries()
+    )
+    assert not has_leftover_journal(root) and CassetteStore(root, writable=False).root_digest() == digest
+    with pytest.raises(TransportError, match=r"no cassette entries .* nothing to index"):
+        rebuild_index(tmp_path / "empty", tmp_path / "cache2")
