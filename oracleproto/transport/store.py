@@ -111,7 +111,12 @@ class CassetteStore:
             handle = try_claim_orphan(path)
             if handle is None:
                 continue
-            for entry in read_journal(path):
+            try:
+                entries = read_journal(path)
+            except BaseException:
+                handle.close()
+                raise
+            for entry in entries:
                 self._stage(entry)
             self._orphans.append((path, handle))
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import random
 from pathlib import Path
 
@@ -87,12 +88,27 @@ def test_gc_refuses_an_unfinished_run(run_with_garbage: RunDir) -> None:
         plan_gc(run.root)
 
 
-def test_gc_never_rewrites_around_an_unfolded_journal(run_with_garbage: RunDir) -> None:
+def test_gc_never_rewrites_around_a_live_writers_journal(run_with_garbage: RunDir) -> None:
     run = run_with_garbage
     journal = run.cassettes_dir / ".journal"
     journal.mkdir(exist_ok=True)
-    (journal / "99-abcd.jsonl").write_text('{"key": "pending"}\n', encoding="utf-8")
+    live = journal / "99-abcd.jsonl"
+    live.write_text('{"key": "pending"}\n', encoding="utf-8")
     before = sorted(p.read_bytes() for p in run.cassettes_dir.rglob("*.yaml"))
-    with pytest.raises(TransportError, match="not yet folded into the cassettes; resume it"):
-        apply_gc(plan_gc(run.root))
+    # Locked as a live recorder holds its journal: gc cannot fold it, so it must not rewrite.
+    with live.open("rb") as held:
+        fcntl.flock(held.fileno(), fcntl.LOCK_EX)
+        with pytest.raises(TransportError, match="not yet folded into the cassettes; resume it"):
+            apply_gc(plan_gc(run.root))
+    assert sorted(p.read_bytes() for p in run.cassettes_dir.rglob("*.yaml")) == before
+
+
+def test_gc_names_a_corrupt_journal_instead_of_folding_it(run_with_garbage: RunDir) -> None:
+    run = run_with_garbage
+    journal = run.cassettes_dir / ".journal"
+    journal.mkdir(exist_ok=True)
+    (journal / "99-abcd.jsonl").write_text('{"key": "pending"}\n{"key": "x"}\n', encoding="utf-8")
+    before = sorted(p.read_bytes() for p in run.cassettes_dir.rglob("*.yaml"))
+    with pytest.raises(TransportError, match=r"99-abcd\.jsonl, line 1"):
+        plan_gc(run.root)
     assert sorted(p.read_bytes() for p in run.cassettes_dir.rglob("*.yaml")) == before
