@@ -96,7 +96,8 @@ async def test_retry_after_above_the_cap_stops_then_resumes_to_the_uninterrupted
     error = await asyncio.to_thread(
         stop_then_resume, tmp_path, SimConfig(seed=0, chat=faults, search=faults), ProviderUnavailableError
     )
-    assert "asked to wait 3600 s" in str(error) and "RETRY_AFTER_MAX_S=300" in str(error)
+    # The LLM (Retry-After: 3600) or the search pool (a key cooling for 3600 s) stops first.
+    assert "asked to wait" in str(error) and "RETRY_AFTER_MAX_S=300" in str(error)
     aborted = log_events(tmp_path, "run_aborted")
     assert [e["reason"] for e in aborted] == ["provider_unavailable"]
     assert slot_reader(tmp_path / RUN_ID) == baseline
