@@ -24,13 +24,12 @@ import time
 from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 from oracleproto.clock import SystemClock
 from oracleproto.runner.execute import RunOptions, execute_run
 from oracleproto.settings import Settings
-from oracleproto.sim.harness import SimRunSpec, simulated_settings
+from oracleproto.sim.harness import ServedSimulator, SimRunSpec, simulated_settings
 from oracleproto.transport.store import CassetteStore
 
 SHARED_DB = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "oracleproto-80.db"
@@ -43,25 +42,8 @@ SAMPLES = 3
 TUNED = {"llm": 5, "search": 16, "detector": 64}
 
 
-@dataclass(frozen=True)
-class ExternalSimulator:
-    """Base URLs of a simulator served by another process."""
-
-    base_url: str
-
-    @property
-    def llm_base_url(self) -> str:
-        """OpenAI-compatible base URL."""
-        return self.base_url + "/v1"
-
-    @property
-    def search_base_url(self) -> str:
-        """Tavily-compatible base URL."""
-        return self.base_url
-
-
 @contextmanager
-def simulator_process(*, fail_429: float) -> Iterator[ExternalSimulator]:
+def simulator_process(*, fail_429: float) -> Iterator[ServedSimulator]:
     """``oracleproto sim serve`` with log-normal latency in a child process; yields once it listens."""
     command = [
         sys.executable,
@@ -86,15 +68,15 @@ def simulator_process(*, fail_429: float) -> Iterator[ExternalSimulator]:
         first = child.stdout.readline()
         if "listening on " not in first:
             raise RuntimeError(f"simulator did not start: {first!r}")
-        yield ExternalSimulator(first.split("listening on ", 1)[1].split()[0])
+        yield ServedSimulator(first.split("listening on ", 1)[1].split()[0])
     finally:
         child.terminate()
         child.wait(timeout=10)
 
 
-def _settings(sim: ExternalSimulator, runs_root: Path, caps: dict[str, int] | None) -> Settings:
+def _settings(sim: ServedSimulator, runs_root: Path, caps: dict[str, int] | None) -> Settings:
     spec = SimRunSpec(models=MODELS, samples=SAMPLES, runs_root=runs_root)
-    base = simulated_settings(sim, spec)  # type: ignore[arg-type]
+    base = simulated_settings(sim, spec)
     if caps is None:
         return base
     return base.model_copy(

@@ -35,7 +35,7 @@ from pathlib import Path
 from oracleproto.clock import SystemClock
 from oracleproto.runner.execute import RunOptions, execute_run
 from oracleproto.settings import Settings
-from oracleproto.sim.harness import SimRunSpec, simulated_settings
+from oracleproto.sim.harness import ServedSimulator, SimRunSpec, simulated_settings
 from oracleproto.store import ModelStore
 from oracleproto.transport import cassette_stats
 
@@ -68,25 +68,8 @@ class Measurement:
         }
 
 
-@dataclass(frozen=True)
-class ExternalSimulator:
-    """Base URLs of a simulator served by another process."""
-
-    base_url: str
-
-    @property
-    def llm_base_url(self) -> str:
-        """OpenAI-compatible base URL."""
-        return self.base_url + "/v1"
-
-    @property
-    def search_base_url(self) -> str:
-        """Tavily-compatible base URL."""
-        return self.base_url
-
-
 @contextmanager
-def simulator_process(latency_ms: float) -> Iterator[ExternalSimulator]:
+def simulator_process(latency_ms: float) -> Iterator[ServedSimulator]:
     """``oracleproto sim serve`` in a child process; yields once it listens."""
     command = [
         sys.executable,
@@ -106,15 +89,15 @@ def simulator_process(latency_ms: float) -> Iterator[ExternalSimulator]:
         if "listening on " not in first:
             raise RuntimeError(f"simulator did not start: {first!r}")
         url = first.split("listening on ", 1)[1].split()[0]
-        yield ExternalSimulator(url)
+        yield ServedSimulator(url)
     finally:
         child.terminate()
         child.wait(timeout=10)
 
 
-def _settings(sim: ExternalSimulator, runs_root: Path) -> Settings:
+def _settings(sim: ServedSimulator, runs_root: Path) -> Settings:
     spec = SimRunSpec(models=MODELS, samples=SAMPLES, runs_root=runs_root)
-    base = simulated_settings(sim, spec)  # type: ignore[arg-type]
+    base = simulated_settings(sim, spec)
     return base.model_copy(
         update={
             "llm": base.llm.model_copy(update={"max_concurrency": LLM_CONCURRENCY}),

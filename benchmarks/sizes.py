@@ -4,8 +4,9 @@ Every measured command runs in its own child process, as a user runs it, and its
 and peak RSS (``wait4``) are taken; the floor (``benchmarks.floor``) runs the same way right
 next to it, so both see the same machine. Real runs are recorded against the simulator (zero
 latency); the 30 × 300 × 3 panel is synthetic: the 6 × 80 × 3 cassettes re-keyed and
-copied up to that size (recording it would take an hour), and for it the replay's cassette
-stage (load, verify every digest, root digest) is measured against the floor's parse.
+copied up to that size (recording it would take an hour), and for it a first replay's cassette
+stage (stream every file into the index, verifying every digest; root digest) is measured against
+the floor's parse.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import dataclasses
 import hashlib
 import math
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -136,9 +138,17 @@ def synthesize(source_run: Path, target: Path, *, models: int = 6, questions: in
     return scale
 
 
+#: What a first ``oracleproto replay`` does with the cassettes before its first request: the
+#: ``RecordReplay`` a replay opens streams every file into a fresh index (verifying every digest,
+#: accumulating the root and the statistics), then serves from it; the root comes from its summary.
 _LOAD = (
-    "import sys; from pathlib import Path; from oracleproto.transport.store import CassetteStore; "
-    "s = CassetteStore(Path(sys.argv[1]) / 'cassettes', writable=False); s.root_digest()"
+    "import sys; from pathlib import Path; from oracleproto.clock import SystemClock; "
+    "from oracleproto.transport.index import fingerprint; "
+    "from oracleproto.transport.recorder import RecordReplay; "
+    "from oracleproto.transport.replay_index import replay_index_dir; "
+    "c = Path(sys.argv[1]) / 'cassettes'; "
+    "rr = RecordReplay(c, clock=SystemClock(), mode='replay', "
+    "cache_dir=replay_index_dir(Path(sys.argv[2]), fingerprint(c))); rr.root_digest(); rr.close()"
 )
 _PARSE = (
     "import sys; from pathlib import Path; from benchmarks.floor import parse_cassettes; "
@@ -147,8 +157,13 @@ _PARSE = (
 
 
 def synthetic_load(run: Path) -> Timed:
-    """The replay's cassette stage on ``run``: load and verify every entry, root digest."""
-    return run_child([sys.executable, "-c", _LOAD, str(run)])
+    """A first replay's cassette stage on ``run``: stream every file into a new index, root digest."""
+    cache = run.parent / f"cache-{run.name}"
+    shutil.rmtree(cache, ignore_errors=True)  # always a first replay: the index is built, not reused
+    try:
+        return run_child([sys.executable, "-c", _LOAD, str(run), str(cache)])
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
 
 
 def synthetic_floor(run: Path) -> Timed:

@@ -27,9 +27,8 @@ from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource
 
 from oracleproto.display_names import display_name_problems
 from oracleproto.errors import ConfigError
-from oracleproto.hashing import redact_secret
-from oracleproto.redact import redact_url, scrub_text
-from oracleproto.settings_checks import key_problem, url_problem
+from oracleproto.settings_checks import check_key, error_line, keys_in_urls, redact_snapshot, url_problem
+from oracleproto.settings_source import ConfigFileSource
 from oracleproto.settings_values import (
     FloatList,
     SecretList,
@@ -47,7 +46,6 @@ Convention = Literal["paper", "reference-v4"]
 AnswerParser = Literal["algorithm2", "strict"]
 
 ONLINE_SUFFIX = ":online"
-_PLACEHOLDER_MARKERS = ("changeme", "change-me", "placeholder", "your", "replace", "xxx", "...", "<")
 
 
 def _env(*names: str) -> Any:
@@ -60,31 +58,6 @@ _READ_ENVIRONMENT: ContextVar[bool] = ContextVar("oracleproto_read_environment",
 _CONFIG_VALUES: ContextVar[Mapping[str, Mapping[str, Any]] | None] = ContextVar(
     "oracleproto_config_values", default=None
 )
-
-
-class _ConfigFileSource(PydanticBaseSettingsSource):
-    """The experiment config file's fields of one section (``run_config.py`` validated them)."""
-
-    def __init__(
-        self, settings_cls: type[BaseSettings], values: Mapping[str, Mapping[str, Any]] | None
-    ) -> None:
-        super().__init__(settings_cls)
-        self._values = dict((values or {}).get(getattr(settings_cls, "CONFIG_SECTION", ""), {}))
-
-    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
-        """Unused: ``__call__`` returns the whole section."""
-        return self._values.get(field_name), field_name, False
-
-    def __call__(self) -> dict[str, Any]:
-        # Keyed as the environment and ``.env`` sources key them (the variable name), so the
-        # sources' precedence decides, not pydantic's preference of an alias over a field name.
-        out: dict[str, Any] = {}
-        for name, value in self._values.items():
-            alias = self.settings_cls.model_fields[name].validation_alias
-            choices = alias.choices if isinstance(alias, AliasChoices) else ()
-            key = choices[0] if choices and isinstance(choices[0], str) else name
-            out[key] = value
-        return out
 
 
 class _Section(BaseSettings):
@@ -105,7 +78,7 @@ class _Section(BaseSettings):
         if not _READ_ENVIRONMENT.get():
             return (init_settings,)
         # Precedence: explicit values (CLI) > environment > experiment config file > ``.env``.
-        config = _ConfigFileSource(settings_cls, _CONFIG_VALUES.get())
+        config = ConfigFileSource(settings_cls, _CONFIG_VALUES.get())
         return (init_settings, env_settings, config, dotenv_settings, file_secret_settings)
 
     @classmethod
@@ -428,11 +401,11 @@ class Settings(BaseModel):
         problems.extend(p for name, url in urls if url and (p := url_problem(name, url)) is not None)
         if not self.llm.models:
             problems.append("MODELS is empty; list the model slugs to evaluate")
-        _check_key(problems, "LLM_API_KEY", self.llm.api_key)
+        check_key(problems, "LLM_API_KEY", self.llm.api_key)
         if not self.search.api_keys:
             problems.append("TAVILY_API_KEY is empty; set one or more Tavily keys")
         for i, key in enumerate(self.search.api_keys):
-            _check_key(problems, f"TAVILY_API_KEY[{i}]", key)
+            check_key(problems, f"TAVILY_API_KEY[{i}]", key)
         if self.detector.enabled:
             if not self.detector.model:
                 problems.append(
@@ -440,70 +413,25 @@ class Settings(BaseModel):
                     "set a detector slug or disable the filter"
                 )
             if self.detector.api_key is not None:
-                _check_key(problems, "LEAK_DETECTOR_API_KEY", self.detector.api_key)
-        problems.extend(_keys_in_urls(self))
+                check_key(problems, "LEAK_DETECTOR_API_KEY", self.detector.api_key)
+        keys = {
+            "LLM_API_KEY": self.llm.api_key,
+            "LEAK_DETECTOR_API_KEY": self.detector.api_key,
+            **{f"TAVILY_API_KEY[{i}]": key for i, key in enumerate(self.search.api_keys)},
+        }
+        base_urls = {
+            "LLM_BASE_URL": self.llm.base_url,
+            "TAVILY_BASE_URL": self.search.base_url,
+            "LEAK_DETECTOR_BASE_URL": self.detector.base_url,
+        }
+        problems.extend(keys_in_urls(keys, base_urls))
         if problems:
             raise ConfigError("cannot record live:\n" + "\n".join(f"  - {p}" for p in problems))
 
     def snapshot(self) -> dict[str, Any]:
         """The config snapshot: every API key reduced to first 4 chars + sha256-12."""
-        snapshot: dict[str, Any] = _redact(self.model_dump(mode="python"))
+        snapshot: dict[str, Any] = redact_snapshot(self.model_dump(mode="python"))
         return snapshot
-
-
-def _keys_in_urls(settings: Settings) -> list[str]:
-    """A configured key inside a base URL would be stored with every request (path, cassette uri)."""
-    keys = {
-        "LLM_API_KEY": settings.llm.api_key,
-        "LEAK_DETECTOR_API_KEY": settings.detector.api_key,
-        **{f"TAVILY_API_KEY[{i}]": key for i, key in enumerate(settings.search.api_keys)},
-    }
-    urls = {
-        "LLM_BASE_URL": settings.llm.base_url,
-        "TAVILY_BASE_URL": settings.search.base_url,
-        "LEAK_DETECTOR_BASE_URL": settings.detector.base_url,
-    }
-    problems = []
-    for url_name, url in urls.items():
-        for key_name, key in keys.items():
-            value = key.get_secret_value().strip() if key is not None else ""
-            if url and len(value) >= 8 and value in url:
-                problems.append(
-                    f"{url_name} contains the value of {key_name}; remove the key from the URL "
-                    f"({redact_url(url, [value])}) and pass it only through {key_name.split('[')[0]}"
-                )
-    return problems
-
-
-def _check_key(problems: list[str], name: str, key: SecretStr | None) -> None:
-    if key is None or not key.get_secret_value().strip():
-        problems.append(f"{name} is empty; export it or put it in .env")
-        return
-    unsendable = key_problem(name, key.get_secret_value())
-    if unsendable is not None:
-        problems.append(unsendable)
-        return
-    value = key.get_secret_value().strip().lower()
-    if any(marker in value for marker in _PLACEHOLDER_MARKERS) or len(value) < 8:
-        problems.append(f"{name} looks like a placeholder ({redact_secret(value)}); set the real key")
-
-
-def _redact(value: Any) -> Any:
-    if isinstance(value, str) and "://" in value:
-        # Base URLs may carry ``user:password@`` or ``?api_key=``: keep the URL, drop those parts.
-        return redact_url(value)
-    if isinstance(value, SecretStr):
-        return redact_secret(value.get_secret_value())
-    if isinstance(value, Mapping):
-        return {str(k): _redact(v) for k, v in sorted(value.items())}
-    if isinstance(value, list | tuple):
-        if value and all(isinstance(v, SecretStr) for v in value):
-            # One redaction for the whole pool: the snapshot must not reveal the key count.
-            return redact_secret(",".join(v.get_secret_value() for v in value))
-        return [_redact(v) for v in value]
-    if isinstance(value, Path):
-        return value.as_posix()
-    return value
 
 
 _SECTION_CLASSES: tuple[type[_Section], ...] = (
@@ -528,20 +456,6 @@ def _secret_names() -> frozenset[str]:
             if isinstance(alias, AliasChoices):
                 names.update(str(choice).lower() for choice in alias.choices)
     return frozenset(names)
-
-
-def _error_line(err: Any) -> str:
-    """One validation problem, never echoing a secret (keys are not shown; URLs are redacted)."""
-    where = ".".join(str(p) for p in err["loc"])
-    raw = err.get("input")
-    msg = str(err["msg"])
-    if str(err["loc"][0]).lower() in _secret_names():
-        # ``raw`` may be the key itself: neither it nor any fragment of it may be printed.
-        text = raw if isinstance(raw, str) else ""
-        secrets = [text, *text.split(",")]
-        return f"  - {where}: {scrub_text(msg, secrets)} (value not shown: it is a secret)"
-    shown = scrub_text(repr(raw)) if isinstance(raw, str) else repr(raw)
-    return f"  - {where}: {scrub_text(msg)} (got {shown})"
 
 
 def load_settings(
@@ -569,7 +483,7 @@ def _load_settings(env_file: str | os.PathLike[str] | None) -> Settings:
         try:
             sections[name] = cls(**kwargs)
         except ValidationError as exc:
-            lines.extend(_error_line(err) for err in exc.errors(include_url=False))
+            lines.extend(error_line(err, _secret_names()) for err in exc.errors(include_url=False))
     if lines:
         raise ConfigError("invalid settings:\n" + "\n".join(lines))
     settings = Settings(**sections)

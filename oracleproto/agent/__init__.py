@@ -2,8 +2,30 @@
 
 from __future__ import annotations
 
-from oracleproto.agent.loop import run_sample
-from oracleproto.agent.result import SampleResult
-from oracleproto.agent.status import Counters, Injection, choose_injection
+from typing import TYPE_CHECKING, Any
+
+from oracleproto._lazy import export_dir, load_export
+
+if TYPE_CHECKING:
+    from oracleproto.agent.loop import run_sample
+    from oracleproto.agent.result import SampleResult
+    from oracleproto.agent.status import Counters, Injection, choose_injection
+
+# Each public name and the module that defines it, imported on first use (PEP 562).
+_EXPORTS = {
+    "run_sample": "oracleproto.agent.loop",
+    "SampleResult": "oracleproto.agent.result",
+    "Counters": "oracleproto.agent.status",
+    "Injection": "oracleproto.agent.status",
+    "choose_injection": "oracleproto.agent.status",
+}
 
 __all__ = ["Counters", "Injection", "SampleResult", "choose_injection", "run_sample"]
+
+
+def __getattr__(name: str) -> Any:
+    return load_export(__name__, _EXPORTS, name)
+
+
+def __dir__() -> list[str]:
+    return export_dir(globals(), _EXPORTS)

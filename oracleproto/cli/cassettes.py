@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from oracleproto.cli.lazy_group import LazyGroup
 from oracleproto.errors import TransportError
 from oracleproto.oserrors import cannot_write
 from oracleproto.store import RunDir
@@ -56,7 +57,7 @@ def cassette_dir_of(path: Path, *, journal_ok: bool = False) -> Path:
     )
 
 
-@click.group("cassettes")
+@click.group("cassettes", cls=LazyGroup)
 def cassettes() -> None:
     """Inspect the recorded cassettes of a run (PATH = run dir or cassette dir)."""
 

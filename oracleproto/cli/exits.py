@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from oracleproto.errors import ProviderUnavailableError, RunStoppedError
-from oracleproto.runner.spend_cap import SpendCapError
 
 #: A check failed: a replay did not reproduce its recording, verify found a difference, a diff drifted.
 EXIT_FAILED = 1
@@ -27,6 +26,9 @@ EXIT_TERMINATED = 143
 def stopped_exit_status(exc: RunStoppedError) -> int:
     """The exit status of a run stopped resumably: 5 at --max-cost, 4 when a provider is unavailable,
     else 3."""
+    # Imported here: every command imports this module at start-up, few ever stop at a cap.
+    from oracleproto.runner.spend_cap import SpendCapError
+
     if isinstance(exc, SpendCapError):
         return EXIT_SPEND_CAP
     return EXIT_UNAVAILABLE if isinstance(exc, ProviderUnavailableError) else EXIT_AUTH

@@ -16,9 +16,10 @@ import click
 
 from oracleproto._version import __version__
 from oracleproto.cli.failures import handle
+from oracleproto.cli.lazy_group import LazyCommand, LazyGroup
 
 
-class OracleprotoGroup(click.Group):
+class OracleprotoGroup(LazyGroup):
     """The root group: every exception a command raises becomes a message and an exit status."""
 
     def main(
@@ -46,49 +47,102 @@ def cli() -> None:
     """Reproducible benchmarking of LLM native forecasting (record/replay)."""
 
 
-def _register() -> None:
-    # Command modules are imported here, not at package import, to keep `import oracleproto` light.
-    from oracleproto.cli.audit import diff_cmd
-    from oracleproto.cli.cassettes import cache, cassettes
-    from oracleproto.cli.dataset import dataset
-    from oracleproto.cli.export import export_command
-    from oracleproto.cli.init import init_command
-    from oracleproto.cli.leakaudit import audit_group
-    from oracleproto.cli.plan import plan_command
-    from oracleproto.cli.render import render_command
-    from oracleproto.cli.report import report
-    from oracleproto.cli.run import replay_command, run_command
-    from oracleproto.cli.sim import sim_group
-    from oracleproto.cli.sim_audit import sim_audit_labels
-    from oracleproto.cli.sim_run import sim_run
-    from oracleproto.cli.verify import bundle_group, demo_group, verify_command
-    from oracleproto.cli.view import view_command
-
-    cli.add_command(export_command)
-    cli.add_command(init_command)
-    cli.add_command(plan_command)
-    sim_group.add_command(sim_run)
-    sim_group.add_command(sim_audit_labels)
-    cassettes.add_command(diff_cmd)
-    for command in (
-        dataset,
-        render_command,
-        run_command,
-        replay_command,
-        report,
-        cassettes,
-        cache,
-        sim_group,
-        verify_command,
-        bundle_group,
-        demo_group,
-        audit_group,
-        view_command,
-    ):
-        cli.add_command(command)
+def _entry(module: str, attribute: str, short_help: str, *subs: tuple[str, LazyCommand]) -> LazyCommand:
+    return LazyCommand(f"oracleproto.cli.{module}", attribute, short_help, subs)
 
 
-_register()
+# Every command, imported only when it runs (cli/lazy_group.py); the short help is what
+# `oracleproto --help` lists and is kept equal to the command's own by tests/cli/test_lazy_commands.py.
+COMMANDS: dict[str, LazyCommand] = {
+    "audit": _entry(
+        "leakaudit",
+        "audit_group",
+        "Audit a run's residual leakage by hand: sample results, label them blind, score (Table 6).",
+    ),
+    "bundle": _entry("verify", "bundle_group", "Publishable, self-contained archives of a run."),
+    "cache": _entry("cassettes", "cache", "Manage the local ``cache/`` index built from cassettes."),
+    "cassettes": _entry(
+        "cassettes",
+        "cassettes",
+        "Inspect the recorded cassettes of a run (PATH = run dir or cassette dir).",
+        (
+            "diff",
+            _entry(
+                "audit",
+                "diff_cmd",
+                "Classify every entry of OLD vs NEW (run dirs or cassette dirs, optionally PATH@GEN).",
+            ),
+        ),
+    ),
+    "dataset": _entry("dataset", "dataset", "Validate, describe and build OracleProto source datasets."),
+    "demo": _entry("verify", "demo_group", "The bundled demo run."),
+    "export": _entry(
+        "export",
+        "export_command",
+        "One row per sample of RUN (run directory, run id or 'demo'): model, question, sample, "
+        "parsed letters, correct, exam score, tokens, cost, latency, error.",
+    ),
+    "init": _entry(
+        "init",
+        "init_command",
+        "Write FOLDER/.env (every setting, commented, with its default) and FOLDER/oracleproto.toml.",
+    ),
+    "plan": _entry(
+        "plan",
+        "plan_command",
+        "Show what a run would ask and may cost (same as `run --dry-run`); no network, no files written.",
+    ),
+    "render": _entry(
+        "render", "render_command", "Print the rendered user prompts of DB (a source SQLite file, or `demo`)."
+    ),
+    "replay": _entry(
+        "run",
+        "replay_command",
+        "Replay RUN (a run directory, a run id, or 'demo') offline and compare it with the recording.",
+    ),
+    "report": _entry(
+        "report", "report", "Compute every metric of RUN_DIR and write tables, summary.json and plots."
+    ),
+    "run": _entry(
+        "run", "run_command", "Run the forecasting benchmark (admission, ReAct loop, store, analysis)."
+    ),
+    "sim": _entry(
+        "sim",
+        "sim_group",
+        "Provider simulator: OpenAI-compatible chat and Tavily-compatible search on 127.0.0.1.",
+        (
+            "run",
+            _entry(
+                "sim_run",
+                "sim_run",
+                "Start the simulator, record a run through the normal `run --record` path, print its "
+                "directory.",
+            ),
+        ),
+        (
+            "audit-labels",
+            _entry(
+                "sim_audit",
+                "sim_audit_labels",
+                "Label every item of DIR leak / no-leak by when the simulated page was written (vs the "
+                "cutoff).",
+            ),
+        ),
+    ),
+    "verify": _entry(
+        "verify",
+        "verify_command",
+        "Verify TARGET (run directory, run id, bundle .tar.gz or 'demo') offline, without re-executing.",
+    ),
+    "view": _entry(
+        "view",
+        "view_command",
+        "Look at a run: one self-contained HTML file (TARGET = run dir, run id, bundle .tar.gz or 'demo').",
+    ),
+}
+
+for _name, _command in COMMANDS.items():
+    cli.add_lazy(_name, _command)
 
 
 def install_signal_handlers() -> None:

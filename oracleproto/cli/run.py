@@ -321,7 +321,7 @@ def replay_command(
             _print_verdict(report, kept=out is not None)
             if report.ok and _has_analysis(original):
                 _print_tables(RunDir.open(report.replayed))
-            from oracleproto.cli.view import viewer_hint
+            from oracleproto.cli.view_hint import viewer_hint
 
             click.echo(viewer_hint(run, original.run_id))
     except StoppedBySignalError as stop:

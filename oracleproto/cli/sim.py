@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 import click
 
+from oracleproto.cli.lazy_group import LazyGroup
 from oracleproto.sim.faults import FaultConfig
 from oracleproto.sim.personas import DETECTOR_SLUG, PERSONAS
 from oracleproto.sim.server import SimConfig, Simulator
@@ -21,7 +22,7 @@ def _wait_for_interrupt(sim: Simulator) -> None:
         threading.Event().wait()
 
 
-@click.group("sim")
+@click.group("sim", cls=LazyGroup)
 def sim_group() -> None:
     """Provider simulator: OpenAI-compatible chat and Tavily-compatible search on 127.0.0.1."""
 

@@ -7,12 +7,12 @@ from pathlib import Path
 import click
 
 from oracleproto.cli.verify import resolve_run_ref
+from oracleproto.cli.view_hint import DEFAULT_NAME, default_out, viewer_hint
 from oracleproto.view import build_document, opened_run, render_page, write_page
 from oracleproto.view.serve import serve_forever
 from oracleproto.view.source import verify_opened
 
-#: Where the page goes without --out: next to the current directory, named by the run.
-DEFAULT_NAME = "oracleproto-view-{run_id}.html"
+__all__ = ["DEFAULT_NAME", "default_out", "view_command", "viewer_hint"]
 
 
 def _stage(name: str) -> None:
@@ -27,12 +27,6 @@ def _shown_path(path: Path) -> str | None:
         return str(path.resolve().relative_to(Path.cwd().resolve()))
     except ValueError:
         return str(path)
-
-
-def default_out(label: str) -> Path:
-    """``oracleproto-view-<run id or bundle name>.html`` in the current directory."""
-    stem = label.removesuffix(".tar.gz").removesuffix(".tgz")
-    return Path(DEFAULT_NAME.format(run_id=stem))
 
 
 @click.command("view")
@@ -87,11 +81,3 @@ def view_command(
         serve_forever(
             page.encode("utf-8"), port, lambda url: click.echo(f"serving on {url} (Ctrl-C to stop)")
         )
-
-
-def viewer_hint(ref: str, run_id: str) -> str:
-    """Where the run's viewer file is (in the current directory), or the command that writes it."""
-    existing = default_out(run_id)
-    if existing.is_file():
-        return f"viewer: {existing} (rewrite it with: oracleproto view {ref} --out {existing})"
-    return f"see what the model saw: oracleproto view {ref}   (writes {existing}; open it in a browser)"

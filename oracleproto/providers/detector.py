@@ -11,10 +11,9 @@ would otherwise fail-close every remaining result of the run (docs/design.md, "Q
 
 from __future__ import annotations
 
-import asyncio
 import json
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, datetime
 from typing import Any
 
 import httpx
@@ -45,6 +44,8 @@ VERDICTS = frozenset({"keep", "drop"})
 #: Failure kind of a reply that never yielded a valid verdict (not an HTTP failure).
 PARSE_FAILURE = "parse"
 _KINDS = frozenset(k.value for k in ErrorKind)
+#: Distinct detector replies (and rendered prompts) kept, a few hundred bytes to a few KB each.
+_REPLY_MEMO = 4096
 
 
 def detector_prompt_hash() -> str:
@@ -152,7 +153,10 @@ class LeakDetector:
         self._headers = {"Content-Type": "application/json"}
         if secret is not None and secret.get_secret_value():
             self._headers["Authorization"] = f"Bearer {secret.get_secret_value()}"
-        self._semaphore = asyncio.Semaphore(settings.max_concurrency)
+        #: Outcomes of replies already read, by (body, latency) (see ``_read``).
+        self._replies: dict[tuple[bytes, int], tuple[str, Verdict | None, bool]] = {}
+        #: Rendered prompts by (result, cutoff) (see ``build_body``).
+        self._prompts: dict[tuple[SearchResult, date], str] = {}
 
     @property
     def fail_action(self) -> str:
@@ -166,9 +170,16 @@ class LeakDetector:
 
     def build_body(self, result: SearchResult, cutoff: date) -> dict[str, Any]:
         """The detector request body for one result (checked by the send-time barrier)."""
+        # Every sample that sees a result has it judged: the prompt is rendered once per result.
+        slot = (result, cutoff)
+        prompt = self._prompts.get(slot)
+        if prompt is None:
+            prompt = self._prompts[slot] = self._template.render(result, cutoff)
+            if len(self._prompts) > _REPLY_MEMO:
+                del self._prompts[next(iter(self._prompts))]
         body: dict[str, Any] = {
             "model": self._model,
-            "messages": [{"role": "user", "content": self._template.render(result, cutoff)}],
+            "messages": [{"role": "user", "content": prompt}],
             "temperature": self._settings.temperature,
             "max_tokens": self._settings.max_tokens,
         }
@@ -177,9 +188,8 @@ class LeakDetector:
 
     async def judge(self, result: SearchResult, cutoff: date) -> Verdict:
         """The verdict on one result; failures become ``failed:<kind>``, never exceptions."""
-        body = self.build_body(result, cutoff)
-        async with self._semaphore:
-            return await self._judge(body)
+        # The channel's concurrency cap is held by the transport, only while a request is on the wire.
+        return await self._judge(self.build_body(result, cutoff))
 
     def _request_url(self) -> httpx.URL:
         if self._parsed_url is None:
@@ -266,8 +276,21 @@ class LeakDetector:
     def _read(self, response: httpx.Response, started: float) -> tuple[str, Verdict | None, bool]:
         """(failure kind, verdict, retryable) of a 200 reply."""
         latency, received = call_timing(self._clock, started, response=response)
+        # A pure function of (body, latency) (the receive time does not reach the verdict): a replay
+        # serves each detector entry to every sample that judges its result (~10 times), so equal
+        # replies are read once.
+        slot = (response.content, latency)
+        found = self._replies.get(slot)
+        if found is None:
+            found = self._replies[slot] = self._parse_reply(response.content, latency, received)
+            if len(self._replies) > _REPLY_MEMO:
+                del self._replies[next(iter(self._replies))]
+        return found
+
+    @staticmethod
+    def _parse_reply(content: bytes, latency: int, received: datetime) -> tuple[str, Verdict | None, bool]:
         try:
-            chat = parse_chat_completion(response.content, latency_ms=latency, received_at=received)
+            chat = parse_chat_completion(content, latency_ms=latency, received_at=received)
         except ErrorInBodyError as exc:
             # An error object inside a 200 follows its own kind: transient kinds retry, 4xx-like don't.
             return exc.kind.value, None, exc.kind in _TRANSIENT

@@ -9,7 +9,6 @@ injected client's ``send`` — the record/replay transport still sees every byte
 
 from __future__ import annotations
 
-import asyncio
 import math
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ from oracleproto.context import logical_call
 from oracleproto.errors import AuthError, ErrorKind, QuotaError
 from oracleproto.providers.backoff import backoff_cursor
 from oracleproto.providers.classify import classify_error, classify_status
+from oracleproto.providers.cookies import use_set_cookie_only_jar
 from oracleproto.providers.endpoint import message_secrets
 from oracleproto.providers.keypool import KeyLease, TavilyKeyPool
 from oracleproto.providers.monitor import CallFailure, CallMonitor, NullMonitor, check_wait
@@ -33,6 +33,7 @@ from oracleproto.providers.types import SearchOutcome, SearchResult
 from oracleproto.redact import scrub_text
 from oracleproto.settings import SearchSettings
 from oracleproto.transport.extensions import served_from_cassette
+from oracleproto.transport.response_build import body_response
 
 #: Body phrases of a 4xx that is a rate limit (cool the key down, paper Table 11).
 RATE_LIMIT_NEEDLES: tuple[str, ...] = ("rate limit", "too many requests")
@@ -74,8 +75,9 @@ class _ForwardTransport(httpx.AsyncBaseTransport):
             for k, v in inner.headers.multi_items()
             if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")
         ]
-        return httpx.Response(
-            inner.status_code, headers=headers, content=body, extensions=dict(inner.extensions)
+        # ``httpx.Response(content=body)`` without its read pipeline (the same response).
+        return body_response(
+            inner.status_code, headers, body, extensions=dict(inner.extensions), request=request
         )
 
 
@@ -165,14 +167,13 @@ class TavilySearch:
         self._settings = settings
         self._pool = pool
         self._clock = clock
-        self._semaphore = asyncio.Semaphore(settings.max_concurrency)
         self._per_key: dict[int, tuple[httpx.AsyncClient, AsyncTavilyClient]] = {}
 
     def _tavily(self, lease: KeyLease) -> AsyncTavilyClient:
         pair = self._per_key.get(lease.index)
         if pair is None:
-            http = httpx.AsyncClient(
-                transport=_ForwardTransport(self._client), base_url=self._settings.base_url
+            http = use_set_cookie_only_jar(
+                httpx.AsyncClient(transport=_ForwardTransport(self._client), base_url=self._settings.base_url)
             )
             tavily = AsyncTavilyClient(
                 api_key=lease.secret.get_secret_value(), api_base_url=self._settings.base_url, client=http
@@ -247,8 +248,9 @@ class TavilySearch:
 
     async def search(self, query: str, end_date: date, max_results: int) -> SearchOutcome:
         """Search with the harness-held cutoff; failures come back as ``error_kind`` (auth raises)."""
-        async with self._semaphore:
-            return await self._search(query, end_date, max_results)
+        # The channel's concurrency cap is held by the transport, only while a request is on the wire
+        # (a key cooldown or a backoff sleep holds none).
+        return await self._search(query, end_date, max_results)
 
     async def _search(self, query: str, end_date: date, max_results: int) -> SearchOutcome:
         started = self._clock.monotonic()

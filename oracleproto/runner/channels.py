@@ -7,8 +7,6 @@ every byte they exchange is recorded or replayed.
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import httpx
@@ -16,9 +14,10 @@ from pydantic import SecretStr
 
 from oracleproto.clock import Clock
 from oracleproto.providers import FilteredSearch, LeakDetector, OpenAIChatClient, TavilyKeyPool, TavilySearch
+from oracleproto.providers.cookies import use_set_cookie_only_jar
 from oracleproto.providers.detector_template import DetectorTemplate
 from oracleproto.providers.monitor import CallMonitor
-from oracleproto.providers.types import ChatModel, ChatResponse, Message, SearchTool, ToolSchema
+from oracleproto.providers.types import ChatModel, SearchTool
 from oracleproto.settings import Settings
 from oracleproto.transport import RecordReplay
 
@@ -27,42 +26,9 @@ from oracleproto.transport import RecordReplay
 REPLAY_PLACEHOLDER_KEY = "replay-mode-no-key"
 
 
-class BoundedChat:
-    """A ``ChatModel`` whose calls share one concurrency cap (paper Table 14: 5)."""
-
-    def __init__(self, inner: ChatModel, limit: int) -> None:
-        self._inner = inner
-        self._semaphore = asyncio.Semaphore(limit)
-
-    async def complete(
-        self, model: str, messages: Sequence[Message], tools: Sequence[ToolSchema]
-    ) -> ChatResponse:
-        """Wait for a slot, then complete."""
-        async with self._semaphore:
-            return await self._inner.complete(model, messages, tools)
-
-
-class _SetCookieCookies(httpx.Cookies):
-    """httpx's cookie jar, skipping the jar's work for responses that set no cookie.
-
-    httpx builds a urllib request and an email message for every response to hand them to
-    ``http.cookiejar`` (about a tenth of a replay's time); with no ``Set-Cookie`` header the jar
-    would store nothing, so skipping it changes nothing.
-    """
-
-    def extract_cookies(self, response: httpx.Response) -> None:
-        """Store the response's cookies, if it sets any."""
-        headers = response.headers
-        if "set-cookie" in headers or "set-cookie2" in headers:
-            super().extract_cookies(response)
-
-
 def _client(transport: httpx.AsyncBaseTransport, timeout: float) -> httpx.AsyncClient:
-    client = httpx.AsyncClient(transport=transport, timeout=timeout)
-    # httpx offers no hook for its cookie handling; its ``cookies`` setter would copy the jar
-    # into a plain ``Cookies``, so the (empty) instance is swapped directly.
-    client._cookies = _SetCookieCookies()
-    return client
+    # httpx's cookie jar costs about a tenth of a replay; it is skipped for responses setting none.
+    return use_set_cookie_only_jar(httpx.AsyncClient(transport=transport, timeout=timeout))
 
 
 @dataclass
@@ -95,9 +61,13 @@ def open_channels(
 
     ``detector_template`` is the run's (the recorded one on replay); default: the settings' file.
     """
-    llm_http = _client(cache.transport("llm"), settings.llm.timeout_s)
-    search_http = _client(cache.transport("search"), settings.search.timeout_s)
-    detector_http = _client(cache.transport("detector"), settings.detector.timeout_s)
+    # Each channel's cap (paper Table 14) bounds the requests on the wire to its provider; the
+    # transport holds it, so replayed calls, calls waiting on an identical one and backoff sleeps
+    # leave the slot to calls that can use it.
+    llm, search, det = settings.llm, settings.search, settings.detector
+    llm_http = _client(cache.transport("llm", max_in_flight=llm.max_concurrency), llm.timeout_s)
+    search_http = _client(cache.transport("search", max_in_flight=search.max_concurrency), search.timeout_s)
+    detector_http = _client(cache.transport("detector", max_in_flight=det.max_concurrency), det.timeout_s)
     llm_key = None if live else REPLAY_PLACEHOLDER_KEY
     chat = OpenAIChatClient(llm_http, settings.llm, clock, api_key=llm_key, monitor=monitor)
     keys: list[SecretStr] = list(settings.search.api_keys) if live else [SecretStr(REPLAY_PLACEHOLDER_KEY)]
@@ -115,7 +85,7 @@ def open_channels(
             detector_http, detector_settings, llm_settings, clock, monitor=monitor, template=detector_template
         )
     return Channels(
-        chat=BoundedChat(chat, settings.llm.max_concurrency),
+        chat=chat,
         search=FilteredSearch(tavily, detector),
         _clients=[llm_http, search_http, detector_http],
         _tavily=tavily,

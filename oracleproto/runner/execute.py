@@ -20,13 +20,13 @@ from oracleproto.agent.result import SampleResult
 from oracleproto.clock import Clock
 from oracleproto.context import CallContext
 from oracleproto.errors import DiskFullError, OracleprotoError, RunStoppedError
-from oracleproto.prompts import render_prompt
 from oracleproto.providers import WEB_SEARCH_SCHEMA
 from oracleproto.providers.backoff import sample_backoff
 from oracleproto.runner.channels import open_channels
 from oracleproto.runner.done_entries import entries_used_by_done, exact_entries_used_by_done
 from oracleproto.runner.failure_tally import FailureTally, retries_of
 from oracleproto.runner.identity import RunIdentity, resolve_identity
+from oracleproto.runner.jobs import Job, prepare_stores
 from oracleproto.runner.manifest_build import build_manifest
 from oracleproto.runner.monitor import RunMonitor
 from oracleproto.runner.plan import CellPlan, RunPlan, plan_for_settings
@@ -44,7 +44,6 @@ from oracleproto.store import (
     ModelStore,
     RefreshInfo,
     RunDir,
-    RunMeta,
     format_timestamp,
     new_run_id,
     parse_timestamp,
@@ -119,14 +118,6 @@ class RunSummary:
     cassettes: CassetteStats | None = None
     #: This session's retries, waits, failed verdicts and removed results, per model.
     failures: FailureTally = field(default_factory=FailureTally)
-
-
-def _cell_prompts(cell: CellPlan, identity: RunIdentity) -> dict[str, str]:
-    protocols = identity.protocols.with_search_calls(cell.cell.max_search_calls)
-    return {
-        qp.question.id: render_prompt(qp.question, identity.templates, protocols=protocols)
-        for qp in cell.questions
-    }
 
 
 def _session_manifest(
@@ -251,7 +242,7 @@ async def _execute_locked(
     summary = RunSummary(run, plan.total_slots(), 0, 0)
     summary.failures = FailureTally(fail_action=settings.detector.fail_action)
     try:
-        jobs, totals, done = _prepare_stores(
+        jobs, totals, done = prepare_stores(
             plan=plan,
             identity=identity,
             settings=settings,
@@ -370,68 +361,6 @@ def _entries_on_disk(run: RunDir, *, writable: bool) -> CassetteStore | None:
     if writable:
         return open_entries(run.cassettes_dir)
     return CassetteStore(run.cassettes_dir, writable=False)
-
-
-Job = tuple[CellPlan, str, int, str]
-
-
-def _prepare_stores(
-    *,
-    plan: RunPlan,
-    identity: RunIdentity,
-    settings: Settings,
-    run: RunDir,
-    run_id: str,
-    started_at: datetime,
-    stores: dict[str, ModelStore],
-) -> tuple[list[Job], dict[str, int], dict[str, int]]:
-    """Open every per-model DB, pre-seed cutoff exclusions, list the pending slots in plan order."""
-    jobs: list[Job] = []
-    totals: dict[str, int] = {}
-    done: dict[str, int] = {}
-    n = plan.sampling_n
-    for cell in plan.cells:
-        slug = cell.cell.virtual_slug
-        react_hashes = identity.protocols.fingerprints()
-        meta = RunMeta(
-            run_id=run_id,
-            model=slug,
-            sampling_n=n,
-            config_snapshot=identity.config_snapshot,
-            filters_snapshot=identity.filters,
-            source_db_hash=identity.source_db_hash,
-            metadata_hash=identity.metadata_hash,
-            prompt_templates_hash=identity.prompt_templates_hash,
-            training_cutoff=cell.training_cutoff,
-            started_at=started_at,
-            reflection_protocol_text=identity.protocols.reflection_text,
-            reflection_protocol_hash=react_hashes["reflection_protocol_hash"],
-            belief_protocol_text=identity.protocols.belief_text,
-            belief_protocol_hash=react_hashes["belief_protocol_hash"],
-        )
-        store = ModelStore.open(
-            run.db_path(slug),
-            meta=meta,
-            questions=identity.questions,
-            templates=identity.templates,
-            imported_at=started_at,
-        )
-        stores[slug] = store
-        finished = store.done_slots()
-        prompts = _cell_prompts(cell, identity)
-        for qp in cell.excluded:
-            for sample in range(n):
-                if (qp.question.id, sample) not in finished:
-                    reason = qp.admission.reason
-                    assert reason is not None  # an excluded question always has its reason
-                    skipped = SampleResult.skipped(started_at, reason)
-                    store.write_sample(qp.question.id, sample, None, skipped, entry_keys=[])
-        admitted_ids = [qp.question.id for qp in cell.admitted]
-        for question_id, sample in store.pending_slots(admitted_ids, n):
-            jobs.append((cell, question_id, sample, prompts[question_id]))
-        totals[slug] = len(cell.questions) * n
-        done[slug] = totals[slug] - sum(1 for job in jobs if job[0] is cell)
-    return jobs, totals, done
 
 
 async def _run_jobs(

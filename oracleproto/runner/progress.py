@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import sys
 from types import TracebackType
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
 
 
 class RunProgress:
@@ -27,6 +27,10 @@ class RunProgress:
         self._progress: Progress | None = None
         self._tasks: dict[str, TaskID] = {}
         if self._active:
+            # rich is imported only for a terminal: replays, CI and scripted runs never draw bars.
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
             self._progress = Progress(
                 TextColumn("{task.description}"),
                 BarColumn(),

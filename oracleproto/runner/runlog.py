@@ -6,10 +6,13 @@ import json
 import logging
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from oracleproto.clock import Clock
 from oracleproto.redact import redact_urls_in_text
+
+if TYPE_CHECKING:
+    # A type only: clock.py imports asyncio, and every command imports this module (cli/failures.py).
+    from oracleproto.clock import Clock
 
 
 class RunLog:

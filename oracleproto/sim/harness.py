@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from oracleproto.settings import (
     AnalysisSettings,
@@ -19,7 +20,6 @@ from oracleproto.settings import (
     Settings,
 )
 from oracleproto.sim.personas import DETECTOR_SLUG, PERSONAS
-from oracleproto.sim.server import Simulator
 
 #: Simulated models in the order ``--models N`` takes them, with their training cutoffs.
 #: The last one's cutoff falls inside the demo dataset's range, so admission excludes some questions.
@@ -37,6 +37,37 @@ SIM_TAVILY_KEY = "sim-tavily-key-0001"
 #: The simulated Tavily bills like Tavily's pay-as-you-go plan, so simulated runs (the demo among
 #: them) price their searches in Table 3's "with tools" columns.
 SIM_TAVILY_USD_PER_CREDIT = 0.008
+
+
+class SimEndpoints(Protocol):
+    """Where a simulator answers: an in-process ``Simulator`` or one served elsewhere."""
+
+    @property
+    def llm_base_url(self) -> str:
+        """OpenAI-compatible base URL."""
+        ...
+
+    @property
+    def search_base_url(self) -> str:
+        """Tavily-compatible base URL."""
+        ...
+
+
+@dataclass(frozen=True)
+class ServedSimulator:
+    """A simulator served at ``base_url`` by another process (``sim serve``) or a test server."""
+
+    base_url: str
+
+    @property
+    def llm_base_url(self) -> str:
+        """OpenAI-compatible base URL."""
+        return self.base_url + "/v1"
+
+    @property
+    def search_base_url(self) -> str:
+        """Tavily-compatible base URL."""
+        return self.base_url
 
 
 @dataclass(frozen=True)
@@ -81,7 +112,7 @@ def spec_models(spec: SimRunSpec) -> list[tuple[str, str]]:
     return models
 
 
-def simulated_settings(sim: Simulator, spec: SimRunSpec) -> Settings:
+def simulated_settings(sim: SimEndpoints, spec: SimRunSpec) -> Settings:
     """Settings for recording against ``sim`` (live mode, seeded sampling)."""
     models = spec_models(spec)
     scale = spec.backoff_scale

@@ -7,11 +7,13 @@ line per row, so two runs that stored the same samples in any order dump identic
 
 from __future__ import annotations
 
+import hashlib
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 from oracleproto.errors import StoreError
-from oracleproto.hashing import canonical_json, sha256_hex
+from oracleproto.hashing import canonical_json
 from oracleproto.sqlite_readonly import connect_readonly
 
 
@@ -21,8 +23,8 @@ def _cell(value: object) -> object:
     return value
 
 
-def logical_dump(db_path: Path) -> str:
-    """Canonical text of every table's columns and rows (sorted); independent of write order."""
+def _logical_lines(db_path: Path) -> Iterator[str]:
+    """The dump's lines, one table's sorted rows held at a time."""
     if not db_path.is_file():
         raise StoreError(f"{db_path}: database not found; nothing to dump")
     try:
@@ -37,25 +39,37 @@ def logical_dump(db_path: Path) -> str:
                 "ORDER BY name"
             )
         ]
-        lines: list[str] = []
         for name in names:
             info = conn.execute(f'PRAGMA table_info("{name}")').fetchall()
             columns = [[str(c[1]), str(c[2]).upper(), int(c[5])] for c in info]
-            lines.append(f"table {name}")
-            lines.append(f"columns {canonical_json(columns)}")
+            yield f"table {name}"
+            yield f"columns {canonical_json(columns)}"
             rows = sorted(
                 canonical_json([_cell(v) for v in row]) for row in conn.execute(f'SELECT * FROM "{name}"')
             )
-            lines.extend(f"row {row}" for row in rows)
+            for row in rows:
+                yield f"row {row}"
     except sqlite3.DatabaseError as exc:
         raise StoreError(
             f"{db_path}: cannot dump ({exc}); the file is not a readable SQLite database"
         ) from exc
     finally:
         conn.close()
-    return "\n".join(lines) + "\n"
+
+
+def logical_dump(db_path: Path) -> str:
+    """Canonical text of every table's columns and rows (sorted); independent of write order."""
+    return "".join(f"{line}\n" for line in _logical_lines(db_path)) or "\n"
 
 
 def logical_digest(db_path: Path) -> str:
-    """sha256 hex of :func:`logical_dump`."""
-    return sha256_hex(logical_dump(db_path))
+    """sha256 hex of :func:`logical_dump`, without holding the whole text (one table's rows at a time)."""
+    digest = hashlib.sha256()
+    empty = True
+    for line in _logical_lines(db_path):
+        digest.update(line.encode("utf-8"))
+        digest.update(b"\n")
+        empty = False
+    if empty:
+        digest.update(b"\n")  # the dump of a database without tables is one line break
+    return digest.hexdigest()

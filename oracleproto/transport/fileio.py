@@ -16,7 +16,7 @@ from oracleproto.errors import CassetteIntegrityError
 from oracleproto.oslock import lock_exclusive, unlock
 from oracleproto.transport import safe_yaml, yaml_writer
 from oracleproto.transport.entry import Entry, from_interaction, from_json_safe, stored_interaction
-from oracleproto.transport.safe_yaml import UnsafeYamlError, load_untrusted
+from oracleproto.transport.entry_stream import stream_entries
 
 #: vcrpy's cassette format version.
 VCR_FORMAT_VERSION = 1
@@ -47,34 +47,19 @@ def dump_entries(entries: Iterable[Entry]) -> bytes:
     reused (a store clears it on every ``put``).
     """
     ordered = sorted(entries, key=lambda e: e.key)
-    fragments = [yaml_writer.fragment_or_dump(stored_interaction(e), _yaml_dump) for e in ordered]
+    fragments = [entry_fragment(e) for e in ordered]
     return yaml_writer.document(fragments, VCR_FORMAT_VERSION).encode("utf-8")
+
+
+def entry_fragment(entry: Entry) -> str:
+    """One entry's text in a cassette file: its ``- `` list item, which does not depend on its neighbours."""
+    return yaml_writer.fragment_or_dump(stored_interaction(entry), _yaml_dump)
 
 
 def parse_entries(data: bytes, where: str) -> list[Entry]:
     """Parse and verify every entry of a cassette file's bytes (untrusted: no aliases, sizes capped)."""
-    try:
-        doc = load_untrusted(data, max_entry_chars=safe_yaml.MAX_ENTRY_CHARS)
-    except UnsafeYamlError as exc:
-        raise CassetteIntegrityError(
-            f"{where}: refused: {exc}; oracleproto does not write such files, so this one was crafted or "
-            "damaged — restore it from the original recording or re-record it"
-        ) from exc
-    except (yaml.YAMLError, RecursionError) as exc:
-        raise CassetteIntegrityError(f"{where}: not valid YAML ({exc}); restore or re-record it") from exc
-    if not isinstance(doc, dict) or not isinstance(doc.get("interactions"), list):
-        raise CassetteIntegrityError(f"{where}: not a cassette (no 'interactions' list)")
     entries: list[Entry] = []
-    seen: dict[str, int] = {}
-    for i, item in enumerate(doc["interactions"]):
-        entry = from_interaction(item, f"{where}, entry #{i}")
-        first = seen.setdefault(entry.key, i)
-        if first != i:
-            raise CassetteIntegrityError(
-                f"{where}, entry #{i}: duplicate of entry #{first} (key {entry.key}); a cassette file holds "
-                "each key once — restore the file from the original recording or re-record it"
-            )
-        entries.append(entry)
+    stream_entries(data, where, entries.append)
     return entries
 
 

@@ -20,6 +20,8 @@ from oracleproto.transport.layout import all_cassette_files
 _FINGERPRINT = "__fingerprint__"
 #: What a replay needs besides single entries (root digest, savings), tied to one fingerprint.
 _SUMMARY = "__summary__"
+#: SQLite page cache of the index, in pages (4 KiB each): the B-tree's inner pages and a little more.
+INDEX_CACHE_PAGES = 512
 
 
 def fingerprint(root: Path) -> dict[str, str]:
@@ -40,7 +42,16 @@ class CacheIndex:
     def __init__(self, cache_dir: Path) -> None:
         cache_dir.mkdir(parents=True, exist_ok=True)
         self.cache_dir = cache_dir
-        self._cache = diskcache.Cache(str(cache_dir), size_limit=2**40, eviction_policy="none")
+        self._cache = diskcache.Cache(
+            str(cache_dir),
+            size_limit=2**40,
+            eviction_policy="none",
+            # diskcache's defaults map up to 64 MiB of the file and cache 8,192 pages (32 MiB): every
+            # page a replay reads stayed resident, so memory grew with the run. Entries are read once
+            # or twice each (and the store memoises the hot ones): a small page cache loses nothing.
+            sqlite_mmap_size=0,
+            sqlite_cache_size=INDEX_CACHE_PAGES,
+        )
 
     def is_fresh(self, current: dict[str, str]) -> bool:
         """True when the index was built from exactly these cassette files."""
@@ -78,7 +89,9 @@ class CacheIndex:
         return None
 
     def clear(self) -> None:
-        """Drop everything."""
+        """Drop everything (the fingerprint and summary first: a clear cut short leaves no trust)."""
+        self._cache.delete(_FINGERPRINT)
+        self._cache.delete(_SUMMARY)
         self._cache.clear()
 
     def close(self) -> None:

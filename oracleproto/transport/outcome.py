@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import httpx
@@ -9,11 +10,13 @@ import httpx
 from oracleproto.errors import CassetteIntegrityError
 from oracleproto.transport import extensions as ext
 from oracleproto.transport.entry import Entry
-from oracleproto.transport.response_build import body_response
+from oracleproto.transport.response_build import ResponseShape, response_shape, shaped_response
 
 #: Status stored for a logical call whose final outcome is a transport exception.
 EXCEPTION_STATUS = 0
 TIMESTAMP_FORMAT = "%Y-%m-%dT%H:%M:%S.%f+00:00"
+#: Entries whose normalised response headers are kept (a few hundred bytes each).
+RESPONSE_SHAPES = 4096
 
 
 def exception_record(exc: httpx.TransportError) -> dict[str, str]:
@@ -31,9 +34,43 @@ def exception_class(record: dict[str, str], where: str) -> type[httpx.TransportE
     return cls
 
 
-def to_response(entry: Entry, request: httpx.Request, *, from_cassette: bool) -> httpx.Response:
-    """The response an entry replays as (also returned for live calls, so both match)."""
+def _shape(entry: Entry) -> ResponseShape:
     headers = [(k, v) for k, values in entry.response_headers.items() for v in values]
+    return response_shape(headers, entry.body)
+
+
+class ResponseShapes:
+    """Each served entry's response headers, normalised once (bounded; thread-safe).
+
+    Keyed by the entry's key and the digest verified on load, which covers its headers and
+    body; an entry without one (changed since loading, or recorded live) is shaped afresh.
+    """
+
+    def __init__(self, limit: int = RESPONSE_SHAPES) -> None:
+        self._limit = limit
+        self._lock = threading.Lock()
+        self._shapes: dict[tuple[str, str], ResponseShape] = {}
+
+    def shape(self, entry: Entry) -> ResponseShape:
+        """The shape of ``entry``'s responses."""
+        if entry.digest is None:
+            return _shape(entry)
+        slot = (entry.key, entry.digest)
+        with self._lock:
+            found = self._shapes.get(slot)
+        if found is None:
+            found = _shape(entry)
+            with self._lock:
+                self._shapes[slot] = found
+                if len(self._shapes) > self._limit:
+                    del self._shapes[next(iter(self._shapes))]
+        return found
+
+
+def to_response(
+    entry: Entry, request: httpx.Request, *, from_cassette: bool, shapes: ResponseShapes | None = None
+) -> httpx.Response:
+    """The response an entry replays as (also returned for live calls, so both match)."""
     extensions: dict[str, Any] = {
         ext.LATENCY_MS: entry.latency_ms,
         ext.RECORDED_AT: entry.recorded_at,
@@ -41,7 +78,8 @@ def to_response(entry: Entry, request: httpx.Request, *, from_cassette: bool) ->
         ext.FROM_CASSETTE: from_cassette,
         "reason_phrase": entry.reason.encode("ascii", "replace"),
     }
-    return body_response(entry.status, headers, entry.body, extensions=extensions, request=request)
+    shape = shapes.shape(entry) if shapes is not None else _shape(entry)
+    return shaped_response(entry.status, shape, entry.body, extensions=extensions, request=request)
 
 
 def live_exception(entry: Entry, request: httpx.Request, exc: httpx.TransportError) -> httpx.TransportError:

@@ -42,6 +42,7 @@ from oracleproto.transport.keys import (
 from oracleproto.transport.outcome import (
     EXCEPTION_STATUS,
     TIMESTAMP_FORMAT,
+    ResponseShapes,
     exception_record,
     live_exception,
     replay_exception,
@@ -49,7 +50,7 @@ from oracleproto.transport.outcome import (
     to_response,
 )
 from oracleproto.transport.redo import UsedByDone, redo_on_resume, refresh_generation
-from oracleproto.transport.replay_index import rebuild_for_replay
+from oracleproto.transport.replay_index import is_ready, rebuild_for_replay
 from oracleproto.transport.scrub import (
     collect_secrets,
     keep_request_headers,
@@ -57,6 +58,7 @@ from oracleproto.transport.scrub import (
     public_uri,
     redact_entry,
 )
+from oracleproto.transport.shared_keys import SharedKey, SharedKeyMemo
 from oracleproto.transport.store import CassetteStore
 
 Mode = Literal["replay", "record", "refresh"]
@@ -71,22 +73,56 @@ class _Prepared:
 
     # The projection's canonical JSON is computed once and serves the key, the occurrence
     # fingerprint and the hit check; the secrets scan is left to the live path (replay stores nothing).
-    __slots__ = ("attempt", "body", "body_json", "channel", "ctx", "key", "meta", "occurrence", "projection")
+    __slots__ = (
+        "_projection",
+        "_shared",
+        "attempt",
+        "body",
+        "body_json",
+        "channel",
+        "ctx",
+        "key",
+        "meta",
+        "occurrence",
+    )
+    #: The memoised keying of a search/detector request (None on the main-LLM channel).
+    _shared: SharedKey | None
+    _projection: dict[str, Any] | None
 
     def __init__(self, channel: Channel, request: httpx.Request, body: bytes, rr: RecordReplay) -> None:
         self.channel = channel
         self.body = body
-        self.projection = canonical_request(channel, request.method, str(request.url), body)
         raw_ctx = current_call_context()
-        check_sample_identity(channel, self.projection, raw_ctx)
+        if channel != "llm":
+            # No context or occurrence in the key: the same bytes key the same (memoised).
+            shared = rr._shared_keys.get(channel, request.method, str(request.url), body)
+            self._shared = shared
+            self._projection = None
+            self.body_json, self.key, self.meta = shared.body_json, shared.key, dict(shared.meta)
+            self.ctx = context_dict(raw_ctx)
+            call = current_logical_call()
+            self.attempt = call.attempt if call is not None else 0
+            self.occurrence = None
+            return
+        self._shared = None
+        self._projection = canonical_request(channel, request.method, str(request.url), body)
+        check_sample_identity(channel, self._projection, raw_ctx)
         self.ctx = context_dict(raw_ctx)
         call = current_logical_call()
         self.attempt = call.attempt if call is not None else 0
-        text, self.body_json = projection_json(self.projection)
+        text, self.body_json = projection_json(self._projection)
         self.occurrence = rr._occurrence(channel, self.ctx, text, self.attempt)
         key_ctx = self.ctx if channel == "llm" else None
         self.key = entry_key_from_json(text, key_ctx, self.occurrence)
-        self.meta = {k: v for k, v in self.projection.items() if k != "body"}
+        self.meta = {k: v for k, v in self._projection.items() if k != "body"}
+
+    @property
+    def projection(self) -> dict[str, Any]:
+        """The whitelisted projection (rebuilt on demand for a memoised request: error paths only)."""
+        if self._projection is None:
+            assert self._shared is not None
+            self._projection = self._shared.projection()
+        return self._projection
 
 
 class RecordReplay:
@@ -122,6 +158,8 @@ class RecordReplay:
         self._occurrences: Counter[tuple[str, str]] = Counter()
         self._live_keys: dict[str, float] = {}
         self._inflight: dict[str, asyncio.Event] = {}
+        #: Per channel: the provider's concurrency cap, held only while a request is on the wire.
+        self._slots: dict[str, asyncio.Semaphore] = {}
         #: Keys whose logical call is being recorded live: (that call, set when it finishes).
         self._open_calls: dict[str, tuple[LogicalCall, asyncio.Event]] = {}
         self.counts: Counter[str] = Counter()
@@ -134,11 +172,19 @@ class RecordReplay:
         self._unused_failures_redo = unused_failures_redo
         # Keys whose entry in the write generation is a carried-over copy, not a live recording.
         self._carried: set[str] = set()
+        self._shared_keys = SharedKeyMemo()
+        self._shapes = ResponseShapes()
         index = CacheIndex(cache_dir) if cache_dir is not None else None
         current = fingerprint(self.cassette_dir) if index is not None and mode == "replay" else None
-        # A fresh index serves the replay; one built by a recording (no summary yet) too: its root
-        # digest and statistics then fall back to parsing the cassettes once, on first use.
-        lazy = index is not None and current is not None and index.is_fresh(current)
+        if index is not None and current is not None and not is_ready(index, current):
+            # Stale, empty or without its summary (built by a recording): stream the cassettes into
+            # it one file at a time, then serve this replay from it like any later one.
+            try:
+                rebuild_for_replay(index, self.cassette_dir, current)
+            except BaseException:
+                index.close()
+                raise
+        lazy = current is not None
         write_gen = 0
         if mode == "refresh":
             write_gen = refresh_generation(self.cassette_dir, write_generation)
@@ -153,14 +199,21 @@ class RecordReplay:
             for entry in self.store.entries_by_generation().get(write_gen, []):
                 if is_carried_copy(entry, self.store.get_before(entry.key, write_gen)):
                     self._carried.add(entry.key)
-        if index is not None and current is not None and not lazy:
-            # Stale or empty index: bring it in line with the cassettes now (the next replay uses it).
-            rebuild_for_replay(index, self.store, current)
 
     # -- public surface ----------------------------------------------------------------------
-    def transport(self, channel: Channel) -> httpx.AsyncBaseTransport:
-        """An async httpx transport bound to ``channel``."""
-        return AsyncChannelTransport(self, _checked(channel))
+    def transport(self, channel: Channel, *, max_in_flight: int | None = None) -> httpx.AsyncBaseTransport:
+        """An async httpx transport bound to ``channel``, at most ``max_in_flight`` live sends at once.
+
+        The cap counts requests on the wire only: a call served from the cassettes, one waiting for
+        an identical call in flight, and a retry's backoff sleep hold no slot (docs/design.md,
+        "Concurrency caps count requests on the wire").
+        """
+        checked = _checked(channel)
+        if max_in_flight is not None:
+            if max_in_flight < 1:
+                raise ConfigError(f"max_in_flight for {channel} must be at least 1, got {max_in_flight}")
+            self._slots[checked] = asyncio.Semaphore(max_in_flight)
+        return AsyncChannelTransport(self, checked)
 
     def sync_transport(self, channel: Channel) -> httpx.BaseTransport:
         """A sync httpx transport bound to ``channel``."""
@@ -326,7 +379,9 @@ class RecordReplay:
             self.store.put(entry)
         if entry.exception is not None:
             raise replay_exception(entry, request, f"entry {entry.key}")
-        return to_response(entry, request, from_cassette=True)
+        # Replay's entries are verified on load and never change: their shapes can be kept.
+        shapes = self._shapes if self.mode == "replay" else None
+        return to_response(entry, request, from_cassette=True, shapes=shapes)
 
     def _miss(self, prep: _Prepared) -> ReplayMissError:
         ctx = current_call_context()
@@ -466,11 +521,21 @@ class RecordReplay:
         call.on_finish.append(release)
 
     async def _live_async(self, prep: _Prepared, request: httpx.Request) -> httpx.Response:
-        if self._inner is None:
-            self._inner = self._owned_async = httpx.AsyncHTTPTransport()
+        inner = self._inner
+        if inner is None:
+            inner = self._inner = self._owned_async = httpx.AsyncHTTPTransport()
+        slots = self._slots.get(prep.channel)
+        if slots is None:
+            return await self._send_async(inner, prep, request)
+        async with slots:
+            return await self._send_async(inner, prep, request)
+
+    async def _send_async(
+        self, inner: httpx.AsyncBaseTransport, prep: _Prepared, request: httpx.Request
+    ) -> httpx.Response:
         started = self.clock.monotonic()
         try:
-            response = await self._inner.handle_async_request(request)
+            response = await inner.handle_async_request(request)
             try:
                 body = await response.aread()
             finally:

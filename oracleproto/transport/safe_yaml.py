@@ -75,11 +75,13 @@ class NoAliasLoader(_Parser, SafeConstructor, Resolver):
         # [container, is a sequence, pending mapping key, a key is pending, start index]
         return [[] if is_seq else {}, is_seq, None, False, event.start_mark.index]
 
-    def load_document(self, max_entry_chars: int) -> Any:
+    def load_document(self, max_entry_chars: int, on_item: Callable[[Any], None] | None = None) -> Any:
         """The one document of the stream as Python objects (None for an empty stream).
 
         Each item of the top-level ``interactions`` list longer than ``max_entry_chars``
-        characters of YAML is refused as soon as it ends.
+        characters of YAML is refused as soon as it ends. With ``on_item``, each item is handed
+        to it as soon as it ends and the list keeps only None in its place (a streamed read holds
+        one entry, not the file's).
         """
         # A hot loop (one turn per YAML event): names are bound locally, scalars are tested first.
         get: Callable[[], Any] = self.get_event
@@ -107,7 +109,8 @@ class NoAliasLoader(_Parser, SafeConstructor, Resolver):
                 frame = stack.pop()
                 value = frame[0]
                 if len(stack) == 2 and stack[0][2] == "interactions":
-                    _check_entry(len(stack[1][0]), event.end_mark.index - frame[4], max_entry_chars)
+                    span = event.end_mark.index - frame[4]
+                    value = _entry_done(len(stack[1][0]), span, max_entry_chars, value, on_item)
             elif kind is events.DocumentEndEvent:
                 break
             elif kind is events.AliasEvent:
@@ -140,10 +143,26 @@ def _check_entry(index: int, span: int, max_entry_chars: int) -> None:
         raise UnsafeYamlError(f"entry #{index}", None, f"{span:,} characters of YAML, {limit}")
 
 
-def load_untrusted(data: bytes, *, max_entry_chars: int = MAX_ENTRY_CHARS) -> Any:
-    """Parse one cassette document; raises ``yaml.YAMLError`` (UnsafeYamlError for refused input)."""
+def _entry_done(
+    index: int, span: int, max_entry_chars: int, value: Any, on_item: Callable[[Any], None] | None
+) -> Any:
+    # An interactions item ended: check its size, then keep it, or hand it on and keep None instead.
+    _check_entry(index, span, max_entry_chars)
+    if on_item is None:
+        return value
+    on_item(value)
+    return None
+
+
+def load_untrusted(
+    data: bytes, *, max_entry_chars: int = MAX_ENTRY_CHARS, on_item: Callable[[Any], None] | None = None
+) -> Any:
+    """Parse one cassette document; raises ``yaml.YAMLError`` (UnsafeYamlError for refused input).
+
+    ``on_item``: receives each top-level ``interactions`` item as it ends (see ``load_document``).
+    """
     loader = NoAliasLoader(data)
     try:
-        return loader.load_document(max_entry_chars)
+        return loader.load_document(max_entry_chars, on_item)
     finally:
         loader.dispose()

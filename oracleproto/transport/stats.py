@@ -114,18 +114,35 @@ def cassette_stats(
     return out
 
 
-def channel_stats(entries: Iterable[Entry]) -> dict[str, ChannelStats]:
-    """Entries, requests, tokens and reported cost per channel."""
+#: What one entry adds to its channel's statistics: channel, requests, prompt and completion
+#: tokens, reported cost (None when the response reports none). A few numbers, unlike the entry,
+#: so a streamed index build keeps one per key and sums them at the end in key order.
+EntryTally = tuple[str, int, int, int, float | None]
+
+
+def entry_tally(e: Entry) -> EntryTally:
+    """What ``e`` adds to :func:`channel_stats`."""
+    usage = _usage(e.body)
+    prompt = int(usage.get("prompt_tokens") or 0)
+    completion = int(usage.get("completion_tokens") or 0)
+    return e.channel, e.requests, prompt, completion, provider_cost_usd(usage)
+
+
+def tally_stats(tallies: Iterable[EntryTally]) -> dict[str, ChannelStats]:
+    """Per-channel statistics from entry tallies (costs added in the order given)."""
     channels: dict[str, ChannelStats] = {}
-    for e in entries:
-        ch = channels.setdefault(e.channel, ChannelStats())
+    for channel, requests, prompt, completion, reported in tallies:
+        ch = channels.setdefault(channel, ChannelStats())
         ch.entries += 1
-        ch.requests += e.requests
-        usage = _usage(e.body)
-        ch.prompt_tokens += int(usage.get("prompt_tokens") or 0)
-        ch.completion_tokens += int(usage.get("completion_tokens") or 0)
-        reported = provider_cost_usd(usage)
+        ch.requests += requests
+        ch.prompt_tokens += prompt
+        ch.completion_tokens += completion
         if reported is not None:
             ch.cost += reported
             ch.costed += 1
     return channels
+
+
+def channel_stats(entries: Iterable[Entry]) -> dict[str, ChannelStats]:
+    """Entries, requests, tokens and reported cost per channel."""
+    return tally_stats(entry_tally(e) for e in entries)

@@ -19,7 +19,7 @@ from typing import Any
 
 from oracleproto import killpoints
 from oracleproto.errors import DiskFullError, TransportError
-from oracleproto.transport.entry import Entry, entry_digest, to_json_line
+from oracleproto.transport.entry import Entry, digest_and_line, entry_digest
 from oracleproto.transport.fileio import (
     Journal,
     atomic_write,
@@ -30,6 +30,7 @@ from oracleproto.transport.fileio import (
     remove_stale_temps,
     try_claim_orphan,
 )
+from oracleproto.transport.fold_memo import FoldMemo, dump_reusing, reusable
 from oracleproto.transport.index import CacheIndex, fingerprint
 from oracleproto.transport.integrity import merkle_root
 from oracleproto.transport.layout import (
@@ -44,8 +45,14 @@ from oracleproto.transport.layout import (
 
 FileId = tuple[int, str]
 #: Entries a lazy (index-backed) store keeps decoded: shared search and detector entries are
-#: served many times, and a bound keeps a replay's memory flat however large the run.
-INDEX_MEMO_ENTRIES = 2048
+#: served many times, and a bound keeps a replay's memory flat however large the run. Only those
+#: are kept here: a 6 × 80 × 3 run's shared set (2,214 entries, ~5 KB each) then fits, and each is
+#: read from the index once, not once per model that reuses it (a 2,048 memo shared with the
+#: main-LLM entries read 4,190 entries again, ~0.2 ms each).
+INDEX_MEMO_ENTRIES = 4096
+#: Main-LLM entries kept: each is served once, then read again by its sample's failure tally
+#: when the sample is stored, while at most a few hundred calls of other samples came between.
+INDEX_RECENT_LLM_ENTRIES = 256
 #: Errnos of a full disk or exhausted quota: a fold that hits one says what to free.
 DISK_FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
 #: Head room asked for on top of the largest file a fold rewrites.
@@ -82,9 +89,12 @@ class CassetteStore:
         self._dirty: dict[FileId, dict[str, Entry]] = {}
         self._orphans: list[tuple[Path, Any]] = []
         self._memo: OrderedDict[str, Entry] = OrderedDict()
+        self._recent_llm: OrderedDict[str, Entry] = OrderedDict()
         #: Digests of the entries served from the index (a few bytes each, unlike the entries).
         self._digests: dict[str, str] = {}
         self._journal: Journal | None = None
+        #: What our folds wrote (the next fold reuses it while the file is unchanged).
+        self._fold_memo = FoldMemo()
         self._loaded = False
         if not lazy:
             self._load()
@@ -140,13 +150,21 @@ class CassetteStore:
             if memo is not None:
                 self._memo.move_to_end(key)
                 return memo
+            memo = self._recent_llm.get(key)
+            if memo is not None:
+                return memo
         found = self.index.get(key)
         if found is not None:
             with self._lock:
                 self._digests[key] = entry_digest(found)
-                self._memo[key] = found
-                if len(self._memo) > INDEX_MEMO_ENTRIES:
-                    self._memo.popitem(last=False)
+                kept, bound = (
+                    (self._memo, INDEX_MEMO_ENTRIES)
+                    if found.channel != "llm"
+                    else (self._recent_llm, INDEX_RECENT_LLM_ENTRIES)
+                )
+                kept[key] = found
+                if len(kept) > bound:
+                    kept.popitem(last=False)
         return found
 
     def digest(self, key: str) -> str | None:
@@ -228,7 +246,8 @@ class CassetteStore:
             raise RuntimeError("store opened read-only")
         entry.generation = self.write_generation
         entry.digest = None  # the caller may have changed it since it was loaded
-        line = to_json_line(entry)
+        # Kept on the entry, so the fold writes it without encoding and hashing the entry again.
+        entry.digest, line = digest_and_line(entry)
         with self._lock:
             self._stage(entry)
             self._journal.append(line)
@@ -238,8 +257,11 @@ class CassetteStore:
         with self._lock:
             return sum(len(v) for v in self._dirty.values())
 
-    def compact(self) -> None:
-        """Rewrite dirty files atomically (merging other writers), update index, reset journal."""
+    def compact(self, *, last: bool = False) -> None:
+        """Rewrite dirty files atomically (merging other writers), update index, reset journal.
+
+        ``last``: no fold follows (the store is closing), so what it writes is not remembered.
+        """
         with self._lock:
             if not self._dirty and not self._orphans:
                 return
@@ -249,9 +271,18 @@ class CassetteStore:
                 written: list[Entry] = []
                 for (gen, rel), ours in sorted(self._dirty.items()):
                     path = generation_dir(self.root, gen) / rel
-                    merged = {e.key: e for e in read_entries(path)}
+                    same = self._fold_memo.unchanged(path)
+                    if same is not None:
+                        # The file holds exactly what our last fold wrote, and our view of it is that
+                        # plus what was staged since: no parse, and unchanged entries' text is copied.
+                        merged = dict(self._files[(gen, rel)])
+                        reuse = reusable(same[0], same[1], ours)
+                    else:
+                        merged = {e.key: e for e in read_entries(path)}
+                        reuse = {}
                     merged.update(ours)
-                    data = dump_entries(merged.values())
+                    data, spans = dump_reusing(merged.values(), reuse)
+                    self._fold_memo.forget(path)
                     try:
                         killpoints.reached("fold")
                         atomic_write(path, data, before_rename=_before_rename)
@@ -259,6 +290,8 @@ class CassetteStore:
                         if exc.errno not in DISK_FULL_ERRNOS:
                             raise
                         raise self._disk_full(path, len(data)) from exc
+                    if not last:  # (remembering costs a sha256 of the file)
+                        self._fold_memo.record(path, data, spans)
                     self._files[(gen, rel)] = merged
                     for key, entry in merged.items():
                         cur = self._effective.get(key)
@@ -300,7 +333,7 @@ class CassetteStore:
         """
         try:
             if self.writable:
-                self.compact()
+                self.compact(last=True)
         except BaseException:
             self._release(delete=False)
             raise

@@ -54,6 +54,8 @@ _SHORT_MAX = 50_000
 _SHORT: dict[str, str] = {}
 _KEYS: dict[str, str] = {}
 _ASCII_PRINTABLE = bytes([0x0A, *range(0x20, 0x7F)])
+#: ASCII a double-quoted scalar writes as is or with a named escape (TAB, LF, CR, quote, backslash).
+_NAMED_ONLY = _ASCII_PRINTABLE + b"\t\r"
 _LINE_PATTERNS: dict[int, re.Pattern[str]] = {}
 _IMPLICIT: dict[Any, list[tuple[str, re.Pattern[str]]]] = Resolver.yaml_implicit_resolvers
 
@@ -86,12 +88,16 @@ def _line_pattern(k: int) -> re.Pattern[str]:
     """One folded line: ``k`` characters, then up to the first fold candidate (dropped) or the end.
 
     The candidate is a single space between two non-spaces; the repeated group consumes every
-    other run (words, runs of 2+ spaces, a trailing space, the rest of a run the first ``k``
-    characters ended in), so matching never backtracks. The second group is a last short line.
+    other run (runs of 2+ spaces, a trailing space, the rest of a run the first ``k`` characters
+    ended in) with the words between them. Possessive quantifiers: matching never backtracks,
+    and ``findall`` cuts a whole body into lines in C, a few times faster than a loop of
+    ``str.find`` (a candidate is dropped by the trailing `` ?``). The alternative is a last short line.
     """
     pattern = _LINE_PATTERNS.get(k)
     if pattern is None:
-        pattern = re.compile(rf"(.{{{k}}}(?:[^ ]+| {{2,}}| \Z|(?<= ) +)*)(?: (?=[^ ])|\Z)|(.+)", re.DOTALL)
+        pattern = re.compile(
+            rf"(.{{{k}}}[^ ]*+(?:(?: {{2,}}+| \Z|(?<= ) ++)[^ ]*+)*+(?= [^ ]|\Z)|.+) ?", re.DOTALL
+        )
         _LINE_PATTERNS[k] = pattern
     return pattern
 
@@ -110,7 +116,7 @@ def _fold(
     bulk = k > 0 and not (escape_next_space and "  " in text)
     while True:
         if bulk and start:
-            lines = [a or b for a, b in _line_pattern(k).findall(text, start)]
+            lines = _line_pattern(k).findall(text, start)
             out.append(pad.join(lines))
             return "".join(out), indent + len(lines[-1])
         # libyaml folds at the first candidate space found while the column is past the width.
@@ -164,8 +170,24 @@ def _single_quoted(value: str, col: int, indent: int) -> str:
     return "".join(out)
 
 
+def _escaped(value: str) -> str:
+    """``value`` as libyaml escapes it inside double quotes."""
+    if value.isascii() and not value.encode("ascii").translate(None, _NAMED_ONLY):
+        # Only named escapes are needed (no control character but LF, TAB, CR; no DEL): a few
+        # C-speed replaces instead of a Python call per escaped character (pretty-printed JSON
+        # bodies escape every line break).
+        return (
+            value.replace("\\", "\\\\")
+            .replace('"', '\\"')
+            .replace("\n", "\\n")
+            .replace("\t", "\\t")
+            .replace("\r", "\\r")
+        )
+    return _DQ_ESCAPE.sub(_dq_escape, value)
+
+
 def _double_quoted(value: str, col: int, indent: int) -> str:
-    text = _DQ_ESCAPE.sub(_dq_escape, value)
+    text = _escaped(value)
     body, _ = _fold(text, col + 2, indent, _FOLD_DQ, True)
     return ' "' + body + '"'
 
@@ -178,14 +200,16 @@ def _plain_allowed(value: str) -> bool:
         return False
     if value[0] in "?:-" and (len(value) == 1 or value[1] == " "):
         return False
-    return not (": " in value or value[-1] == ":" or " #" in value)
+    if value[-1] == ":":
+        return False
+    return not ((":" in value and ": " in value) or ("#" in value and " #" in value))
 
 
 def _string(value: str, col: int, indent: int) -> str:
     """A string value written after ``key:`` or ``-`` ending at column ``col``."""
     # Short values repeat (channels, methods, header values): their text does not depend on the
     # column as long as the line cannot reach the width, so it is kept and reused.
-    known = _SHORT.get(value)
+    known = _SHORT.get(value) if len(value) < _WIDTH else None  # (a long value is never kept)
     if known is not None and col + len(known) <= _WIDTH:
         return known
     text = _string_text(value, col, indent)
@@ -204,9 +228,11 @@ def _string_text(value: str, col: int, indent: int) -> str:
         if "\u2028" in value or "\u2029" in value:
             raise UnsupportedError("Unicode line or paragraph separator")
         special = _SPECIAL.search(value) is not None
-    if special or "\n " in value or " \n" in value:
+    # One-character searches first: they run at memory speed, two-character ones far slower.
+    newline = "\n" in value
+    if special or (newline and ("\n " in value or " \n" in value)):
         return _double_quoted(value, col, indent)
-    if "\n" in value or not _plain_allowed(value) or not _resolves_to_str(value):
+    if newline or not _plain_allowed(value) or not _resolves_to_str(value):
         return _single_quoted(value, col, indent)
     body, _ = _fold(value, col + 1, indent, _FOLD_SQ, False)
     return " " + body

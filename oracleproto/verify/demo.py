@@ -15,20 +15,18 @@ import shutil
 import sqlite3
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import oracleproto
-from oracleproto.analysis.postrun import write_run_analysis
-from oracleproto.clock import SystemClock
 from oracleproto.dataset.demo import demo_db_path
 from oracleproto.demo_archive import DemoArchiveError, archive_digest, extract_archive, packaged_archive
 from oracleproto.errors import StoreError
-from oracleproto.runner.execute import RunOptions, execute_run
-from oracleproto.settings import Settings
-from oracleproto.sim.harness import SimRunSpec, simulated_settings
-from oracleproto.sim.server import SimConfig, Simulator
 from oracleproto.store import RunDir
 from oracleproto.verify.attest import write_attestation
 from oracleproto.verify.run import Progress, _quiet
+
+if TYPE_CHECKING:
+    from oracleproto.settings import Settings
 
 #: Fixed so re-recording replaces the same folder and the README's commands stay valid.
 DEMO_RUN_ID = "20260101-000000-de00"
@@ -107,6 +105,8 @@ def fetch_demo(dest: Path, *, force: bool = False) -> Path:
 
 
 def _analysis(run: RunDir, settings: Settings) -> None:
+    from oracleproto.analysis.postrun import write_run_analysis
+
     write_run_analysis(run.root, settings.analysis)
 
 
@@ -130,6 +130,13 @@ def make_publishable(run_root: Path) -> None:
 
 def record_demo(repo: Path, *, progress: Progress = _quiet, show_progress: bool = True) -> Path:
     """Record the demo with the simulator and replace ``repo/cassettes/demo`` with it."""
+    # The runner and the simulator are imported here, not with the module: `verify demo`,
+    # `replay demo` and `view demo` only look the demo run up (find_demo_run) and never record.
+    from oracleproto.clock import SystemClock
+    from oracleproto.runner.execute import RunOptions, execute_run
+    from oracleproto.sim.harness import SimRunSpec, simulated_settings
+    from oracleproto.sim.server import SimConfig, Simulator
+
     with tempfile.TemporaryDirectory(prefix="oracleproto-demo-") as tmp:
         runs_root = Path(tmp)
         spec = SimRunSpec(models=DEMO_MODELS, samples=DEMO_SAMPLES, runs_root=runs_root, detector=True)

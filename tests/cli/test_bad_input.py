@@ -40,7 +40,11 @@ def test_bad_input(case: Case, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
 
 def _commands(group: click.Group, prefix: tuple[str, ...] = ()) -> set[tuple[str, ...]]:
     out: set[tuple[str, ...]] = set()
-    for name, command in group.commands.items():
+    # Through click's lookup, not ``group.commands``: the CLI registers its commands lazily.
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
+        assert command is not None, name
         if isinstance(command, click.Group):
             out |= _commands(command, (*prefix, name))
         else:

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
-import threading
-import time
 from collections.abc import AsyncIterator
 from datetime import date
 from pathlib import Path
@@ -327,27 +324,6 @@ async def test_usage_accumulates_across_clients_sharing_the_pool(http: httpx.Asy
         await two.search("q", CUTOFF, 5)
     assert pool.usage_counts == (2, 1)
     assert keys(script) == [KEY_A, KEY_B, KEY_A]
-
-
-async def test_concurrency_is_capped_at_five(http: httpx.AsyncClient) -> None:
-    lock = threading.Lock()
-    state = {"now": 0, "max": 0}
-
-    def handle(request: LoopbackRequest) -> LoopbackResponse:
-        with lock:
-            state["now"] += 1
-            state["max"] = max(state["max"], state["now"])
-        time.sleep(0.05)
-        with lock:
-            state["now"] -= 1
-        return json_response(tavily_body())
-
-    async with httpx.AsyncClient(limits=httpx.Limits(max_connections=50)) as wide:
-        with LoopbackServer(handle) as server:
-            search = TavilySearch(wide, settings(server), TavilyKeyPool([KEY_A], FakeClock()), FakeClock())
-            outcomes = await asyncio.gather(*(search.search(f"q{i}", CUTOFF, 5) for i in range(12)))
-    assert all(o.error_kind is None for o in outcomes)
-    assert 1 < state["max"] <= 5
 
 
 async def test_real_tavily_responses_parse(http: httpx.AsyncClient, shared_payloads: Path) -> None:

@@ -1,0 +1,140 @@
+"""Start-up imports (issue 18): packages export lazily, and the CLI imports only what a command uses.
+
+Each check runs in a fresh interpreter, since this test process has imported everything already.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import subprocess
+import sys
+
+import pytest
+
+import oracleproto
+
+#: Heavy modules no command needs just to start (or to print its help).
+HEAVY = (
+    "matplotlib",
+    "oracleproto.analysis.plots",
+    "playwright",
+    "numpy",
+    "rich",
+    "tavily",
+    "httpx",
+    "oracleproto.runner.execute",
+    "oracleproto.agent.loop",
+    "oracleproto.view.document",
+)
+
+#: Every package whose ``__init__`` re-exports its API lazily (PEP 562).
+LAZY_PACKAGES = (
+    "oracleproto",
+    "oracleproto.agent",
+    "oracleproto.analysis",
+    "oracleproto.audit",
+    "oracleproto.prompts",
+    "oracleproto.providers",
+    "oracleproto.sim",
+    "oracleproto.store",
+    "oracleproto.transport",
+    "oracleproto.verify",
+    "oracleproto.view",
+)
+
+
+def _modules_after(code: str) -> set[str]:
+    """The names in ``sys.modules`` after running ``code`` in a fresh interpreter."""
+    script = f"import json, sys\n{code}\nprint(json.dumps(sorted(sys.modules)))"
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
+    )
+    return set(json.loads(out.stdout.splitlines()[-1]))
+
+
+#: What every command imports of the CLI package before it looks up the command it runs.
+CLI_CORE = [
+    "oracleproto.cli",
+    "oracleproto.cli.exits",
+    "oracleproto.cli.failures",
+    "oracleproto.cli.lazy_group",
+    "oracleproto.cli.main",
+]
+
+
+def _cli_modules(modules: set[str]) -> list[str]:
+    return sorted(m for m in modules if m == "oracleproto.cli" or m.startswith("oracleproto.cli."))
+
+
+def _heavy(modules: set[str]) -> list[str]:
+    return sorted(m for m in modules if any(m == h or m.startswith(h + ".") for h in HEAVY))
+
+
+def test_import_oracleproto_loads_no_layer() -> None:
+    modules = _modules_after("import oracleproto")
+    assert _heavy(modules) == []
+    # Only the version and the error vocabulary load eagerly.
+    assert {m for m in modules if m.startswith("oracleproto.")} <= {
+        "oracleproto._lazy",
+        "oracleproto._version",
+        "oracleproto.errors",
+    }
+
+
+def test_import_cli_loads_no_command_module() -> None:
+    modules = _modules_after("import oracleproto.cli.main")
+    assert _heavy(modules) == []
+    assert _cli_modules(modules) == CLI_CORE
+
+
+@pytest.mark.parametrize("args", [["--help"], ["--version"]])
+def test_top_level_help_imports_no_command(args: list[str]) -> None:
+    code = (
+        "from oracleproto.cli.main import cli\n"
+        "try:\n"
+        f"    cli.main({args!r}, prog_name='oracleproto', standalone_mode=True)\n"
+        "except SystemExit:\n"
+        "    pass"
+    )
+    modules = _modules_after(code)
+    assert _heavy(modules) == []
+    assert _cli_modules(modules) == CLI_CORE
+
+
+def test_replay_help_imports_neither_plots_nor_the_viewer() -> None:
+    code = (
+        "from oracleproto.cli.main import cli\n"
+        "try:\n"
+        "    cli.main(['replay', '--help'], prog_name='oracleproto')\n"
+        "except SystemExit:\n"
+        "    pass"
+    )
+    modules = _modules_after(code)
+    assert "oracleproto.cli.run" in modules
+    assert not {"matplotlib", "oracleproto.analysis.plots", "oracleproto.cli.view", "playwright"} & modules
+
+
+@pytest.mark.parametrize("package", LAZY_PACKAGES)
+def test_lazy_exports_resolve_to_their_definitions(package: str) -> None:
+    module = importlib.import_module(package)
+    exports: dict[str, str] = module._EXPORTS
+    assert set(exports) <= set(module.__all__), "a lazy name missing from __all__"
+    for name in module.__all__:
+        value = getattr(module, name)
+        if name in exports:
+            assert value is getattr(importlib.import_module(exports[name]), name), name
+    assert set(module.__all__) <= set(dir(module))
+
+
+def test_an_unknown_name_is_an_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
+        _ = oracleproto.no_such_name  # type: ignore[attr-defined]
+    with pytest.raises(ImportError):
+        exec("from oracleproto.store import no_such_name", {})
+
+
+def test_star_import_gives_every_public_name() -> None:
+    namespace: dict[str, object] = {}
+    exec("from oracleproto import *", namespace)
+    assert set(oracleproto.__all__) <= set(namespace)
