@@ -19,6 +19,7 @@ from oracleproto.store.codec import SqlValue, decode_sample, encode_sample
 from oracleproto.store.naming import format_timestamp
 from oracleproto.store.run_meta import IDENTITY_FIELDS, RunMeta
 from oracleproto.store.schema import (
+    PAGE_CACHE_SIZE,
     SAMPLE_ENTRIES_TABLE,
     apply_pragmas,
     init_schema,
@@ -39,6 +40,7 @@ def _connect(path: Path, *, readonly: bool) -> sqlite3.Connection:
                 f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False, isolation_level=None
             )
             conn.execute("PRAGMA busy_timeout = 5000")
+            conn.execute(f"PRAGMA cache_size = {PAGE_CACHE_SIZE}")
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
             conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None)

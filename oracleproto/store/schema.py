@@ -161,12 +161,19 @@ MIGRATIONS: tuple[Migration, ...] = (
 assert MIGRATIONS[-1].version == SCHEMA_VERSION
 
 
+#: SQLite's page cache per connection (negative: KiB). The default 2 MiB per model DB made a run's
+#: memory grow with its number of models; a sample's write touches a few pages and the analysis
+#: scans tables in order, so 256 KiB costs no measurable time (docs/design.md, issue 18).
+PAGE_CACHE_SIZE = -256
+
+
 def apply_pragmas(conn: sqlite3.Connection) -> None:
-    """WAL, foreign keys on, synchronous NORMAL, busy timeout 5 s (run-layout.md)."""
+    """WAL, foreign keys on, synchronous NORMAL, busy timeout 5 s (run-layout.md), a small page cache."""
     conn.execute("PRAGMA busy_timeout = 5000")
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA foreign_keys = ON")
     conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute(f"PRAGMA cache_size = {PAGE_CACHE_SIZE}")
 
 
 def table_columns(conn: sqlite3.Connection, table: str) -> dict[str, str]:
