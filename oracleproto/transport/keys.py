@@ -12,7 +12,7 @@ from typing import Any, Literal, get_args
 from urllib.parse import parse_qsl, urlsplit
 
 from oracleproto.context import CallContext
-from oracleproto.errors import SampleContextError
+from oracleproto.errors import ConfigError, SampleContextError
 from oracleproto.hashing import canonical_json, sha256_hex
 from oracleproto.redact import is_credential_param
 
@@ -173,3 +173,10 @@ _KEY_TAIL = ',"v":' + canonical_json(KEY_SCHEMA_VERSION) + "}"
 def request_fingerprint(projection: dict[str, Any]) -> str:
     """Digest of the projection alone (used to count identical calls in a trajectory)."""
     return sha256_hex(canonical_json(projection))
+
+
+def checked_channel(channel: str) -> Channel:
+    """``channel`` as a ``Channel``; a ``ConfigError`` naming the known ones when it is not one."""
+    if channel not in CHANNELS:
+        raise ConfigError(f"unknown channel {channel!r}; use one of {', '.join(CHANNELS)}")
+    return channel

@@ -108,3 +108,8 @@ def stamp_exception(error: httpx.TransportError, entry: Entry) -> httpx.Transpor
     setattr(error, ext.EXCEPTION_LATENCY_ATTR, entry.latency_ms)
     setattr(error, ext.EXCEPTION_RECORDED_AT_ATTR, entry.recorded_at)
     return error
+
+
+def raw_headers(response: httpx.Response) -> list[tuple[str, str]]:
+    """A live response's headers as sent, names and values decoded as HTTP's latin-1."""
+    return [(k.decode("latin-1"), v.decode("latin-1")) for k, v in response.headers.raw]

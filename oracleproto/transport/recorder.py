@@ -23,32 +23,26 @@ from typing import Any, Literal
 import httpx
 
 from oracleproto.clock import Clock
-from oracleproto.context import LogicalCall, current_call_context, current_logical_call
-from oracleproto.errors import CassetteIntegrityError, ConfigError, ReplayMissError
+from oracleproto.context import LogicalCall, current_logical_call
+from oracleproto.errors import CassetteIntegrityError, ConfigError
 from oracleproto.hashing import canonical_json, sha256_hex
 from oracleproto.transport.channel_transport import AsyncChannelTransport, SyncChannelTransport
-from oracleproto.transport.diff import json_diff, nearest, stored_request
+from oracleproto.transport.diff import json_diff, stored_request
 from oracleproto.transport.entry import Entry, is_carried_copy
 from oracleproto.transport.index import CacheIndex, fingerprint
-from oracleproto.transport.keys import (
-    CHANNELS,
-    Channel,
-    canonical_request,
-    check_sample_identity,
-    context_dict,
-    entry_key_from_json,
-    projection_json,
-)
+from oracleproto.transport.keys import Channel, checked_channel
 from oracleproto.transport.outcome import (
     EXCEPTION_STATUS,
     TIMESTAMP_FORMAT,
     ResponseShapes,
     exception_record,
     live_exception,
+    raw_headers,
     replay_exception,
     stamp_exception,
     to_response,
 )
+from oracleproto.transport.prepared import PreparedRequest, miss_error
 from oracleproto.transport.redo import UsedByDone, redo_on_resume, refresh_generation
 from oracleproto.transport.replay_index import is_ready, rebuild_for_replay
 from oracleproto.transport.scrub import (
@@ -58,71 +52,13 @@ from oracleproto.transport.scrub import (
     public_uri,
     redact_entry,
 )
-from oracleproto.transport.shared_keys import SharedKey, SharedKeyMemo
+from oracleproto.transport.shared_keys import SharedKeyMemo
 from oracleproto.transport.store import CassetteStore
 
 Mode = Literal["replay", "record", "refresh"]
 MODES: tuple[Mode, ...] = ("replay", "record", "refresh")
 #: ``(channel, sample context or None) -> True`` when a refresh must re-record that call.
 RefreshPredicate = Callable[[Channel, dict[str, Any] | None], bool]
-#: ``entry key -> True`` when a sample finished in an earlier session used that entry.
-
-
-class _Prepared:
-    """A request resolved to its key (pure data, computed once per attempt)."""
-
-    # The projection's canonical JSON is computed once and serves the key, the occurrence
-    # fingerprint and the hit check; the secrets scan is left to the live path (replay stores nothing).
-    __slots__ = (
-        "_projection",
-        "_shared",
-        "attempt",
-        "body",
-        "body_json",
-        "channel",
-        "ctx",
-        "key",
-        "meta",
-        "occurrence",
-    )
-    #: The memoised keying of a search/detector request (None on the main-LLM channel).
-    _shared: SharedKey | None
-    _projection: dict[str, Any] | None
-
-    def __init__(self, channel: Channel, request: httpx.Request, body: bytes, rr: RecordReplay) -> None:
-        self.channel = channel
-        self.body = body
-        raw_ctx = current_call_context()
-        if channel != "llm":
-            # No context or occurrence in the key: the same bytes key the same (memoised).
-            shared = rr._shared_keys.get(channel, request.method, str(request.url), body)
-            self._shared = shared
-            self._projection = None
-            self.body_json, self.key, self.meta = shared.body_json, shared.key, dict(shared.meta)
-            self.ctx = context_dict(raw_ctx)
-            call = current_logical_call()
-            self.attempt = call.attempt if call is not None else 0
-            self.occurrence = None
-            return
-        self._shared = None
-        self._projection = canonical_request(channel, request.method, str(request.url), body)
-        check_sample_identity(channel, self._projection, raw_ctx)
-        self.ctx = context_dict(raw_ctx)
-        call = current_logical_call()
-        self.attempt = call.attempt if call is not None else 0
-        text, self.body_json = projection_json(self._projection)
-        self.occurrence = rr._occurrence(channel, self.ctx, text, self.attempt)
-        key_ctx = self.ctx if channel == "llm" else None
-        self.key = entry_key_from_json(text, key_ctx, self.occurrence)
-        self.meta = {k: v for k, v in self._projection.items() if k != "body"}
-
-    @property
-    def projection(self) -> dict[str, Any]:
-        """The whitelisted projection (rebuilt on demand for a memoised request: error paths only)."""
-        if self._projection is None:
-            assert self._shared is not None
-            self._projection = self._shared.projection()
-        return self._projection
 
 
 class RecordReplay:
@@ -208,7 +144,7 @@ class RecordReplay:
         an identical call in flight, and a retry's backoff sleep hold no slot (docs/design.md,
         "Concurrency caps count requests on the wire").
         """
-        checked = _checked(channel)
+        checked = checked_channel(channel)
         if max_in_flight is not None:
             if max_in_flight < 1:
                 raise ConfigError(f"max_in_flight for {channel} must be at least 1, got {max_in_flight}")
@@ -217,7 +153,7 @@ class RecordReplay:
 
     def sync_transport(self, channel: Channel) -> httpx.BaseTransport:
         """A sync httpx transport bound to ``channel``."""
-        return SyncChannelTransport(self, _checked(channel))
+        return SyncChannelTransport(self, checked_channel(channel))
 
     def root_digest(self) -> str:
         """Merkle root over every entry digest of the cassette set."""
@@ -301,7 +237,7 @@ class RecordReplay:
             return self._occurrences[pair] - 1
 
     # -- decisions ---------------------------------------------------------------------------
-    def _count(self, prep: _Prepared, what: str) -> None:
+    def _count(self, prep: PreparedRequest, what: str) -> None:
         with self._lock:
             self.counts[f"{prep.channel}:{what}"] += 1
             if what == "requests":
@@ -310,12 +246,12 @@ class RecordReplay:
                     slot = (str(prep.ctx["model"]), str(prep.ctx["question_id"]), int(prep.ctx["sample"]))
                     self._sample_keys.setdefault(slot, set()).add(prep.key)
 
-    def _lookup(self, prep: _Prepared) -> Entry | None:
+    def _lookup(self, prep: PreparedRequest) -> Entry | None:
         """The entry that should serve this attempt, or None to go live."""
         entry = self.store.get(prep.key)
         if self.mode == "replay":
             if entry is None:
-                raise self._miss(prep)
+                raise miss_error(prep, self.store, self.cassette_dir)
             return entry
         if self.mode == "refresh":
             entry = self._refresh_lookup(prep, entry)
@@ -335,7 +271,7 @@ class RecordReplay:
             return None
         return entry
 
-    def _refresh_lookup(self, prep: _Prepared, entry: Entry | None) -> Entry | None:
+    def _refresh_lookup(self, prep: PreparedRequest, entry: Entry | None) -> Entry | None:
         write_gen = self.store.write_generation
         if self._should_refresh is None or self._should_refresh(prep.channel, prep.ctx):
             # Selected: only what this refresh itself recorded live may serve it.
@@ -360,7 +296,7 @@ class RecordReplay:
                 current.requests += 1
                 self.store.put(current)
 
-    def _verify_hit(self, prep: _Prepared, entry: Entry) -> None:
+    def _verify_hit(self, prep: PreparedRequest, entry: Entry) -> None:
         if entry.request_meta == prep.meta and entry.request_body == prep.body_json:
             return
         diff = json_diff(stored_request(entry), prep.projection)
@@ -369,7 +305,7 @@ class RecordReplay:
             f"from the live one — a key collision or key-schema bug:\n  " + "\n  ".join(diff)
         )
 
-    def _serve(self, prep: _Prepared, entry: Entry, request: httpx.Request) -> httpx.Response:
+    def _serve(self, prep: PreparedRequest, entry: Entry, request: httpx.Request) -> httpx.Response:
         self._verify_hit(prep, entry)
         self._count(prep, "hits")
         if self.mode == "refresh" and prep.attempt == 0 and entry.generation != self.store.write_generation:
@@ -383,39 +319,9 @@ class RecordReplay:
         shapes = self._shapes if self.mode == "replay" else None
         return to_response(entry, request, from_cassette=True, shapes=shapes)
 
-    def _miss(self, prep: _Prepared) -> ReplayMissError:
-        ctx = current_call_context()
-        who = (
-            f"model {ctx.model!r}, question {ctx.question_id!r}, sample {ctx.sample}, step {ctx.step}"
-            if ctx is not None
-            else f"model {prep.projection['model']!r}, no sample context"
-        )
-        same_channel = self.store.find(lambda e: e.channel == prep.channel)
-        if prep.ctx is not None:
-            mine = {k: prep.ctx[k] for k in ("model", "question_id", "sample")}
-            same_ctx = [
-                e for e in same_channel if e.context is not None and {k: e.context[k] for k in mine} == mine
-            ]
-            same_channel = same_ctx or same_channel
-        found = nearest(prep.projection, same_channel)
-        if found is None:
-            detail = f"no {prep.channel} entries are recorded at all"
-        else:
-            near, diff = found
-            lines = "\n  ".join(diff) if diff else "(identical request: context or occurrence differs)"
-            detail = (
-                f"nearest recorded request (entry {near.key}, context {near.context}, "
-                f"occurrence {near.occurrence}):\n  {lines}"
-            )
-        return ReplayMissError(
-            f"replay miss on channel {prep.channel}: {who}, occurrence {prep.occurrence}, "
-            f"key {prep.key}; cassette {self.cassette_dir}. {detail}\n"
-            "Re-record with --record (or refresh) if the request legitimately changed."
-        )
-
     def _store_live(
         self,
-        prep: _Prepared,
+        prep: PreparedRequest,
         request: httpx.Request,
         started: float,
         *,
@@ -479,7 +385,7 @@ class RecordReplay:
     # -- the two send paths ------------------------------------------------------------------
     async def handle_async(self, channel: Channel, request: httpx.Request) -> httpx.Response:
         """Serve one attempt of an async request on ``channel``."""
-        prep = _Prepared(channel, request, await request.aread(), self)
+        prep = PreparedRequest(channel, request, await request.aread(), self._shared_keys, self._occurrence)
         self._count(prep, "requests")
         call = current_logical_call()
         owner = self._open_calls.get(prep.key)
@@ -520,7 +426,7 @@ class RecordReplay:
 
         call.on_finish.append(release)
 
-    async def _live_async(self, prep: _Prepared, request: httpx.Request) -> httpx.Response:
+    async def _live_async(self, prep: PreparedRequest, request: httpx.Request) -> httpx.Response:
         inner = self._inner
         if inner is None:
             inner = self._inner = self._owned_async = httpx.AsyncHTTPTransport()
@@ -531,7 +437,7 @@ class RecordReplay:
             return await self._send_async(inner, prep, request)
 
     async def _send_async(
-        self, inner: httpx.AsyncBaseTransport, prep: _Prepared, request: httpx.Request
+        self, inner: httpx.AsyncBaseTransport, prep: PreparedRequest, request: httpx.Request
     ) -> httpx.Response:
         started = self.clock.monotonic()
         try:
@@ -545,14 +451,19 @@ class RecordReplay:
         return self._store_response(prep, request, started, response, body)
 
     def _store_exception(
-        self, prep: _Prepared, request: httpx.Request, started: float, exc: httpx.TransportError
+        self, prep: PreparedRequest, request: httpx.Request, started: float, exc: httpx.TransportError
     ) -> httpx.TransportError:
         """Record a live transport failure; return what to raise: the scrubbed message, the entry's timing."""
         entry = self._store_live(prep, request, started, status=0, reason="", headers=[], body=b"", exc=exc)
         return stamp_exception(live_exception(entry, request, exc), entry)
 
     def _store_response(
-        self, prep: _Prepared, request: httpx.Request, started: float, response: httpx.Response, body: bytes
+        self,
+        prep: PreparedRequest,
+        request: httpx.Request,
+        started: float,
+        response: httpx.Response,
+        body: bytes,
     ) -> httpx.Response:
         """Record a live response (either send path) and return it as the cache serves it."""
         entry = self._store_live(
@@ -561,7 +472,7 @@ class RecordReplay:
             started,
             status=response.status_code,
             reason=response.reason_phrase,
-            headers=_str_headers(response),
+            headers=raw_headers(response),
             body=body,
             exc=None,
         )
@@ -569,7 +480,7 @@ class RecordReplay:
 
     def handle_sync(self, channel: Channel, request: httpx.Request) -> httpx.Response:
         """Serve one attempt of a sync request on ``channel``."""
-        prep = _Prepared(channel, request, request.read(), self)
+        prep = PreparedRequest(channel, request, request.read(), self._shared_keys, self._occurrence)
         self._count(prep, "requests")
         entry = self._lookup(prep)
         if entry is not None:
@@ -587,17 +498,3 @@ class RecordReplay:
             raise self._store_exception(prep, request, started, exc) from None
         return self._store_response(prep, request, started, response, body)
 
-
-def _checked(channel: Channel) -> Channel:
-    if channel not in CHANNELS:
-        raise ConfigError(f"unknown channel {channel!r}; use one of {', '.join(CHANNELS)}")
-    return channel
-
-
-def is_retryable(entry: Entry) -> bool:
-    """True when the stored final outcome is one a provider retries (429, 5xx, transport error)."""
-    return entry.exception is not None or entry.status == 429 or entry.status >= 500
-
-
-def _str_headers(response: httpx.Response) -> list[tuple[str, str]]:
-    return [(k.decode("latin-1"), v.decode("latin-1")) for k, v in response.headers.raw]

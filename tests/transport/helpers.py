@@ -6,6 +6,9 @@ import json
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+import httpx
 
 from oracleproto.clock import FakeClock
 from oracleproto.sim.loopback import LoopbackRequest, LoopbackResponse
@@ -67,3 +70,20 @@ def all_bytes_under(*roots: Path) -> bytes:
                 out += path.read_bytes()
                 out += str(path).encode()
     return bytes(out)
+
+
+def response_state(response: httpx.Response) -> dict[str, Any]:
+    """Everything a client can observe of a response, to compare two ways of building one."""
+    return {
+        "status": response.status_code,
+        "reason": response.reason_phrase,
+        "headers": response.headers.multi_items(),
+        "encoding": response.headers.encoding,
+        "content": response.content,
+        "text": response.text,
+        "closed": response.is_closed,
+        "consumed": response.is_stream_consumed,
+        "downloaded": response.num_bytes_downloaded,
+        "extensions": response.extensions,
+        "request": response.request,
+    }

@@ -10,25 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from oracleproto.transport.response_build import body_response
+from tests.transport.helpers import response_state
 
 _REQUEST = httpx.Request("POST", "http://127.0.0.1/v1/chat/completions", content=b"{}")
 _NAMES = st.sampled_from(["Content-Type", "X-Request-Id", "content-length", "Set-Cookie", "Retry-After"])
 _HEADERS = st.lists(st.tuples(_NAMES, st.text("abc123 ;=/", max_size=12)), max_size=5)
-
-
-def _state(response: httpx.Response) -> dict[str, Any]:
-    return {
-        "status": response.status_code,
-        "reason": response.reason_phrase,
-        "headers": response.headers.multi_items(),
-        "content": response.content,
-        "text": response.text,
-        "closed": response.is_closed,
-        "consumed": response.is_stream_consumed,
-        "downloaded": response.num_bytes_downloaded,
-        "extensions": response.extensions,
-        "request": response.request,
-    }
 
 
 def _both(status: int, headers: list[tuple[str, str]], body: bytes) -> tuple[httpx.Response, httpx.Response]:
@@ -42,7 +28,7 @@ def _both(status: int, headers: list[tuple[str, str]], body: bytes) -> tuple[htt
 @given(st.sampled_from([200, 204, 400, 429, 500]), _HEADERS, st.binary(max_size=64))
 def test_equal_to_httpx_content_response(status: int, headers: list[tuple[str, str]], body: bytes) -> None:
     fast, slow = _both(status, headers, body)
-    assert _state(fast) == _state(slow)
+    assert response_state(fast) == response_state(slow)
 
 
 def test_encoded_body_still_goes_through_httpx_decoder() -> None:
@@ -51,7 +37,7 @@ def test_encoded_body_still_goes_through_httpx_decoder() -> None:
     body = gzip.compress(b'{"ok": true}')
     fast, slow = _both(200, [("Content-Encoding", "gzip")], body)
     assert fast.content == slow.content == b'{"ok": true}'
-    assert _state(fast) == _state(slow)
+    assert response_state(fast) == response_state(slow)
 
 
 def test_equal_through_an_async_client() -> None:
@@ -65,7 +51,7 @@ def test_equal_through_an_async_client() -> None:
 
         async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as client:
             response = await client.post("http://127.0.0.1/x", json={"a": 1})
-            state = _state(response)
+            state = response_state(response)
             state["cookies"] = dict(client.cookies)
             state["request"] = (response.request.url, response.request.content)
             return state

@@ -17,7 +17,7 @@ from oracleproto.transport.keys import canonical_request, entry_key, projection_
 from oracleproto.transport.outcome import ResponseShapes, to_response
 from oracleproto.transport.response_build import response_shape, shaped_response
 from oracleproto.transport.shared_keys import SharedKeyMemo, shared_key
-from tests.transport.helpers import CHAT_PATH, chat_body, make_rr
+from tests.transport.helpers import CHAT_PATH, chat_body, make_rr, response_state
 
 _URL = "http://127.0.0.1:8123/v1/chat/completions?key=sk-test-planted-fake-000&b=2"
 _json = st.recursive(
@@ -56,20 +56,6 @@ def test_memo_tells_requests_apart_and_stays_bounded() -> None:
 _REQUEST = httpx.Request("POST", "http://127.0.0.1/v1/chat/completions", content=b"{}")
 
 
-def _state(response: httpx.Response) -> dict[str, Any]:
-    return {
-        "status": response.status_code,
-        "headers": response.headers.multi_items(),
-        "encoding": response.headers.encoding,
-        "content": response.content,
-        "text": response.text,
-        "closed": response.is_closed,
-        "consumed": response.is_stream_consumed,
-        "downloaded": response.num_bytes_downloaded,
-        "extensions": response.extensions,
-    }
-
-
 @settings(max_examples=80, deadline=None)
 @given(
     st.lists(
@@ -92,7 +78,7 @@ def test_one_shape_builds_many_responses_equal_to_content(
     frozen = None if shape.headers is None else list(shape.headers.multi_items())
     for _ in range(2):
         built = shaped_response(200, shape, body, extensions={}, request=_REQUEST)
-        assert _state(built) == _state(expected)
+        assert response_state(built) == response_state(expected)
         built.headers["X-Changed"] = "1"  # a caller's change must not reach the shape
     assert (None if shape.headers is None else list(shape.headers.multi_items())) == frozen
 
@@ -116,7 +102,7 @@ def test_shapes_are_kept_by_key_and_verified_digest_only() -> None:
     assert shapes.shape(other).given == (("X", "y"),)
     assert len(shapes._shapes) == 1
     cached = to_response(entry, _REQUEST, from_cassette=True, shapes=shapes)
-    assert _state(cached) == _state(to_response(entry, _REQUEST, from_cassette=True))
+    assert response_state(cached) == response_state(to_response(entry, _REQUEST, from_cassette=True))
 
 
 def _detector_body(text: str) -> dict[str, Any]:
