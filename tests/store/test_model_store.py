@@ -15,6 +15,7 @@ from oracleproto.agent.result import SampleResult
 from oracleproto.dataset.models import PromptTemplates, Question
 from oracleproto.errors import StoreError
 from oracleproto.store import ModelStore, RunMeta
+from oracleproto.store.schema import PAGE_CACHE_SIZE
 
 ResultFactory = Callable[..., SampleResult]
 StoreFactory = Callable[..., ModelStore]
@@ -229,3 +230,16 @@ async def test_concurrent_writers_from_threads(
     for qid, j in slots:
         assert store.read_sample(qid, j) == make_result(latency_ms=j)
     store.close()
+
+
+def test_every_model_store_connection_keeps_a_small_page_cache(
+    tmp_path: Path, store_factory: StoreFactory, make_result: ResultFactory
+) -> None:
+    # SQLite's default (2 MiB per connection) made a run's memory grow by 2 MiB per model DB.
+    path = tmp_path / "m.db"
+    with store_factory(path) as store:
+        store.write_sample("q-yes", 0, "p", make_result())
+        assert store._conn.execute("PRAGMA cache_size").fetchone() == (PAGE_CACHE_SIZE,)
+    with ModelStore.open_existing(path) as reader:
+        assert reader._conn.execute("PRAGMA cache_size").fetchone() == (PAGE_CACHE_SIZE,)
+    assert -1024 <= PAGE_CACHE_SIZE < 0  # KiB, at most 1 MiB
