@@ -9,19 +9,25 @@ Requests carry no credentials by default (as against the simulator). ``measure(a
 sends a bearer key on both clients, as every request to a real provider does: the recorder
 then also hunts the key and its fragments through each entry before it is written (the
 secrets scrub), which ``python -m benchmarks.record_overhead`` reports on a second line.
+``python -m benchmarks.record_overhead --profile`` runs the keyless measurement once under cProfile
+and prints where the recording side's time goes (the harness's own functions, by internal time).
 """
 
 from __future__ import annotations
 
 import asyncio
+import cProfile
 import json
+import pstats
 import random
 import socket
 import socketserver
 import statistics
+import sys
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import httpx
@@ -130,8 +136,23 @@ def measure(auth_key: str | None = None) -> tuple[float, float, float]:
     return base * 1000, rec * 1000, (rec - base + per_fold) * 1000
 
 
-def main() -> None:
-    """Print the overhead, without credentials and with a bearer key."""
+def profile(limit: int = 30) -> None:
+    """One keyless measurement under cProfile: the harness's functions by internal time."""
+    profiler = cProfile.Profile()
+    profiler.enable()
+    base, rec, overhead = measure()
+    profiler.disable()
+    print(f"(profiled) plain {base:.3f} ms, recording {rec:.3f} ms, overhead {overhead:.3f} ms/request")
+    stats = pstats.Stats(profiler, stream=sys.stdout)
+    stats.sort_stats("tottime").print_stats("oracleproto", limit)
+    stats.sort_stats("cumulative").print_stats("oracleproto", limit)
+
+
+def main(argv: Sequence[str] = ()) -> None:
+    """Print the overhead, without credentials and with a bearer key (``--profile``: where it goes)."""
+    if "--profile" in argv:
+        profile()
+        return
     base, rec, overhead = measure()
     print(f"plain {base:.3f} ms, recording {rec:.3f} ms, overhead with fold {overhead:.3f} ms/request")
     base, rec, overhead = measure(FAKE_KEY)
@@ -142,4 +163,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

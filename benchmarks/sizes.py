@@ -35,20 +35,49 @@ SYNTH_MODELS, SYNTH_QUESTIONS = 30, 300
 
 @dataclass(frozen=True)
 class Timed:
-    """One child process: wall seconds and peak resident memory (MiB)."""
+    """One child process: wall seconds, peak resident memory (MiB) and CPU seconds (with its children)."""
 
     wall_s: float
     peak_mib: float
+    cpu_s: float = 0.0
 
 
-#: A bare interpreter (no site) that runs the command and reports its peak RSS: ``ru_maxrss`` of a
+#: A bare interpreter (no site) that runs the command and reports its peak memory: ``ru_maxrss`` of a
 #: child forked straight from this (large) process would count the pages it shared before exec.
+#: A command may start processes of its own (a replay's worker, the index build's), and
+#: ``ru_maxrss`` is the largest single process of the tree, not what the tree holds at once: the
+#: wrapper also samples the sum of the tree's resident memory every 20 ms. The peak reported is the
+#: larger of the two (the sum for several processes; for one, the kernel's exact maximum).
 _WRAP = (
-    "import os, sys\n"
+    "import os, sys, time\n"
     "pid = os.fork()\n"
     "if pid == 0:\n    os.execv(sys.argv[1], sys.argv[1:])\n"
-    "_, status, usage = os.wait4(pid, 0)\n"
-    "sys.stderr.write('\\nPEAK_RSS_KB %d\\n' % usage.ru_maxrss)\n"
+    "page = os.sysconf('SC_PAGE_SIZE')\n"
+    "def tree(p):\n"
+    "    out = [p]\n"
+    "    try:\n"
+    "        for t in os.listdir('/proc/%d/task' % p):\n"
+    "            with open('/proc/%d/task/%s/children' % (p, t)) as f:\n"
+    "                for c in f.read().split():\n"
+    "                    out += tree(int(c))\n"
+    "    except (OSError, ValueError):\n"
+    "        pass\n"
+    "    return out\n"
+    "def rss(p):\n"
+    "    try:\n"
+    "        with open('/proc/%d/statm' % p) as f:\n"
+    "            return int(f.read().split()[1]) * page\n"
+    "    except (OSError, IndexError, ValueError):\n"
+    "        return 0\n"
+    "top = 0\n"
+    "while True:\n"
+    "    done, status, usage = os.wait4(pid, os.WNOHANG)\n"
+    "    if done:\n"
+    "        break\n"
+    "    top = max(top, sum(rss(p) for p in tree(pid)))\n"
+    "    time.sleep(0.02)\n"
+    "cpu = usage.ru_utime + usage.ru_stime\n"
+    "sys.stderr.write('\\nPEAK_RSS_KB %d CPU_S %.3f\\n' % (max(usage.ru_maxrss, top // 1024), cpu))\n"
     "sys.exit(os.waitstatus_to_exitcode(status))\n"
 )
 
@@ -70,8 +99,8 @@ def run_child(
     err = done.stderr.decode("utf-8", "replace")
     if check and done.returncode != 0:
         raise RuntimeError(f"{' '.join(command[3:])} exited {done.returncode}: {err[-2000:]}")
-    peak = int(err.rsplit("PEAK_RSS_KB ", 1)[1].split()[0])
-    return Timed(wall, peak / 1024)
+    peak, _, cpu = err.rsplit("PEAK_RSS_KB ", 1)[1].split()[:3]
+    return Timed(wall, int(peak) / 1024, float(cpu))
 
 
 def record(models: int, root: Path) -> tuple[Path, Timed]:

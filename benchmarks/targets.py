@@ -55,8 +55,9 @@ def _sizes(rows: list[Row], growth: list[str], tmp: Path) -> None:
         peaks["again"].append((mib, rep.peak_mib))
         growth.append(
             f"{label:>10}: cassettes {mib:7.1f} MiB; record {rec.wall_s:6.1f} s; replay {cold.wall_s:6.1f} s "
-            f"(peak {cold.peak_mib:4.0f} MiB), again {rep.wall_s:6.1f} s (peak {rep.peak_mib:4.0f} MiB); "
-            f"floor {rep_floor.wall_s:5.1f} s ({rep_floor.peak_mib:4.0f} MiB); "
+            f"(CPU {cold.cpu_s:.1f} s, peak {cold.peak_mib:4.0f} MiB), again {rep.wall_s:6.1f} s "
+            f"(CPU {rep.cpu_s:.1f} s, peak {rep.peak_mib:4.0f} MiB); "
+            f"floor {rep_floor.wall_s:5.1f} s (CPU {rep_floor.cpu_s:.1f} s, {rep_floor.peak_mib:4.0f} MiB); "
             f"verify {ver.wall_s:5.1f} s, peak {ver.peak_mib:4.0f} MiB"
         )
         rows.append(
@@ -109,8 +110,8 @@ def _sizes(rows: list[Row], growth: list[str], tmp: Path) -> None:
     growth.append(
         f"{'30x300x3':>10}: cassettes {mib:7.1f} MiB (synthetic, x{scale:.2f} of 6x80x3, "
         f"made in {made:.0f} s); "
-        f"cassette stage {load.wall_s:6.1f} s, peak {load.peak_mib:6.0f} MiB "
-        f"(floor {load_floor.wall_s:5.1f} s, {load_floor.peak_mib:4.0f} MiB)"
+        f"cassette stage {load.wall_s:6.1f} s (CPU {load.cpu_s:.1f} s), peak {load.peak_mib:6.0f} MiB "
+        f"(floor {load_floor.wall_s:5.1f} s, CPU {load_floor.cpu_s:.1f} s, {load_floor.peak_mib:4.0f} MiB)"
     )
     rows.append(
         Row(

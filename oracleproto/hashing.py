@@ -6,10 +6,72 @@ import hashlib
 import json
 from typing import Any
 
+try:  # json's C encoder and escaper, as json.dumps runs them (CPython)
+    import _json
+
+    encode_basestring: Any = _json.encode_basestring
+    make_encoder: Any = _json.make_encoder
+except ImportError:  # another Python: the plain json paths below (same text, no fast path)
+    encode_basestring = json.encoder.py_encode_basestring
+    make_encoder = None
+
 
 def canonical_json(value: Any) -> str:
     """Serialise ``value`` as compact JSON with sorted keys, non-ASCII kept."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+#: Strings shorter than this go straight to json's C escaper: below it the checks of the fast
+#: path cost more than they save (measured on the simulator's prompts, 1–20 KB bodies).
+LONG_STRING = 4096
+#: Every byte except the control characters json writes as ``\\uXXXX``, ``\\b`` or ``\\f``: deleting
+#: these from a string's bytes leaves nothing exactly when its escapes are ``\\\\ \\" \\n \\r \\t`` only.
+_PLAIN_OR_NAMED = bytes(b for b in range(256) if b >= 0x20 or b in (0x09, 0x0A, 0x0D))
+
+
+def json_string(value: str) -> str:
+    """``value`` as a JSON string literal, the text of ``json.dumps(value, ensure_ascii=False)``.
+
+    json's C escaper inspects every character twice (≈ 2.3 ns each); a long ASCII string whose
+    only escapes are the backslash, the quote, LF, CR and TAB — prompts, pages, JSON texts — is
+    escaped by a few ``str.replace`` instead (memchr speed when the character is absent), about
+    three times faster. Anything else (non-ASCII, other control characters) goes to json.
+    """
+    if len(value) < LONG_STRING or not value.isascii():
+        return str(encode_basestring(value))
+    if value.encode("ascii").translate(None, _PLAIN_OR_NAMED):
+        return str(encode_basestring(value))
+    # ``in`` runs at memchr speed; ``replace`` of an absent character still walks the string.
+    if "\\" in value:
+        value = value.replace("\\", "\\\\")
+    if '"' in value:
+        value = value.replace('"', '\\"')
+    if "\n" in value:
+        value = value.replace("\n", "\\n")
+    if "\r" in value:
+        value = value.replace("\r", "\\r")
+    if "\t" in value:
+        value = value.replace("\t", "\\t")
+    return '"' + value + '"'
+
+
+def _not_serializable(value: Any) -> Any:
+    raise TypeError(f"Object of type {value.__class__.__name__} is not JSON serializable")
+
+
+def canonical_json_long_text(value: Any) -> str:
+    """:func:`canonical_json`, faster for values whose bytes are mostly long strings (prompts, pages).
+
+    The same C encoder as ``json.dumps`` with every string escaped by :func:`json_string`: one
+    Python call per string, so a value of many short strings is slower this way — use it when
+    the text is known to be a few long strings (``prepared.py`` looks at the request bytes).
+    """
+    if make_encoder is None:
+        return canonical_json(value)
+    # The arguments are json.dumps's for canonical_json: circular check, default raising
+    # TypeError, no indent, ":" and ",", sorted keys, no skipkeys, NaN allowed.
+    encoder = make_encoder({}, _not_serializable, json_string, None, ":", ",", True, False, True)
+    return "".join(encoder(value, 0))
 
 
 def sha256_hex(data: bytes | str) -> str:

@@ -33,6 +33,7 @@ PHASES = (
     "finished",  # the DBs are stamped finished; the manifest is not
     "analysis",  # the analysis files are written to their temp folder, not yet swapped in
     "analysis-swap",  # the old analysis folder is moved aside, the new one not yet in place
+    "replay-worker",  # a replay worker process sent its n-th sample to the main process
 )
 ACTIONS = ("KILL", "TERM", "ENOSPC")
 

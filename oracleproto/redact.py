@@ -15,6 +15,7 @@ the providers (error messages) and the CLI (everything printed):
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 from typing import TypeVar, overload
@@ -52,6 +53,7 @@ _URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>`]+")
 T = TypeVar("T", str, bytes)
 
 
+@functools.lru_cache(maxsize=1024)  # names only (never values); every request asks about the same few
 def is_credential_param(name: str) -> bool:
     """True when a query parameter of this name carries a credential (``api_key``, ``x-api-key`` …)."""
     norm = unquote_plus(name).strip().lower().replace("-", "_")

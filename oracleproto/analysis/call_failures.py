@@ -29,21 +29,30 @@ CHANNELS = ("llm", "search", "detector")
 SAMPLE_ENTRIES_TABLE = "oracleproto_sample_entries"
 
 
-def recorded_calls(cassette_dir: Path) -> dict[str, Call]:
-    """Every logical call by entry key, the newest generation winning (a refresh's re-recording)."""
-    calls: dict[str, Call] = {}
+def recorded_calls(cassette_dir: Path) -> dict[str, Call | Any]:
+    """Every logical call by entry key, the newest generation winning (a refresh's re-recording).
+
+    A call with at most one attempt adds nothing to any count (no retry, no wait, no failed
+    attempt), so only its generation is kept in place of the call (issue 18: the held calls grew
+    with the run); a call with retries is kept whole.
+    """
+    calls: dict[str, Call | Any] = {}
     if not cassette_dir.is_dir():
         return calls
     for path in sorted(cassette_dir.rglob("*.yaml")):
         for call in scan(path):
             held = calls.get(call.key)
-            if held is None or int(call.generation) >= int(held.generation):
-                calls[call.key] = call
+            if held is None or int(call.generation) >= int(_generation(held)):
+                calls[call.key] = call if len(call.attempts) > 1 else call.generation
     return calls
 
 
-def _sample_keys(db: Path) -> set[str] | None:
-    """Entry keys the model's stored samples used (None: the DB predates the table)."""
+def _generation(held: Call | Any) -> Any:
+    return held.generation if isinstance(held, Call) else held
+
+
+def _sample_keys(db: Path, wanted: set[str]) -> set[str] | None:
+    """Which of ``wanted`` the model's stored samples used (None: the DB predates the table)."""
     with connect_readonly(db) as conn:
         known = conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (SAMPLE_ENTRIES_TABLE,)).fetchone()
         if known is None:
@@ -51,7 +60,8 @@ def _sample_keys(db: Path) -> set[str] | None:
         keys: set[str] = set()
         for (raw,) in conn.execute(f"SELECT entry_keys FROM {SAMPLE_ENTRIES_TABLE}"):
             value = json.loads(raw) if raw else []
-            keys.update(str(k) for k in value if isinstance(k, str))
+            # Only the keys asked about are held: every other key's call counts for nothing.
+            keys.update(k for k in value if isinstance(k, str) and k in wanted)
         return keys
 
 
@@ -79,11 +89,13 @@ def _failed_as(attempt: Mapping[str, Any]) -> str:
     return f"HTTP {status}" if status is not None else str(attempt.get("exception") or "no response")
 
 
-def _retries(calls: Mapping[str, Call], keys: set[str] | None, slug: str) -> dict[str, Any]:
+def _retries(calls: Mapping[str, Call | Any], keys: set[str] | None, slug: str) -> dict[str, Any]:
     retries: Counter[str] = Counter()
     waited: dict[str, float] = dict.fromkeys(CHANNELS, 0.0)
     failed: dict[str, Counter[str]] = {channel: Counter() for channel in CHANNELS}
     for key, call in calls.items():
+        if not isinstance(call, Call):
+            continue  # at most one attempt: counts for nothing (recorded_calls)
         used = key in keys if keys is not None else call.model == slug
         if not used or call.channel not in CHANNELS:
             continue
@@ -146,6 +158,7 @@ def call_failures(run: RunData) -> dict[str, dict[str, Any]]:
     without them), failed verdicts, removed results, failed searches and errored samples."""
     cassettes = run.run_dir / "cassettes"
     calls = recorded_calls(cassettes) if cassettes.is_dir() else None
+    retried = set() if calls is None else {key for key, call in calls.items() if isinstance(call, Call)}
     out: dict[str, dict[str, Any]] = {}
     for m in run.models:
         db = run.run_dir / "db" / m.file
@@ -160,7 +173,7 @@ def call_failures(run: RunData) -> dict[str, dict[str, Any]]:
         if calls is None:
             entry.update(retries=None, wait_s=None, retried_on=None)
         else:
-            entry.update(_retries(calls, _sample_keys(db), m.slug))
+            entry.update(_retries(calls, _sample_keys(db, retried), m.slug))
         out[m.slug] = entry
     return out
 

@@ -1,9 +1,10 @@
 """The attempt histories of a run's cassettes, read without parsing the YAML.
 
 Only each interaction's ``oracleproto:`` block is looked at (it comes first: the files are written
-with sorted keys), found with ``str.find`` and read with one compiled pattern; the request and
-response bodies — nearly all of a cassette's bytes — are never split into lines. Tested equal to a
-full YAML parse of the demo's cassettes (``tests/analysis/test_cassette_scan.py``).
+with sorted keys) and read with one compiled pattern; the request and response bodies — nearly all
+of a cassette's bytes — are only skipped over. ``scan_text`` finds the blocks in a whole text with
+``str.find``; ``scan`` reads a file line by line and holds one block at a time. Tested equal to a
+full YAML parse of the demo's cassettes, and to each other (``tests/analysis/test_cassette_scan.py``).
 """
 
 from __future__ import annotations
@@ -120,4 +121,29 @@ def scan_text(text: str) -> Iterator[Call]:
 
 def scan(path: Path) -> Iterator[Call]:
     """The logical calls of one cassette file (universal newlines, as a text-mode read gives)."""
-    yield from scan_text(path.read_text(encoding="utf-8"))
+    # Line by line (issue 18): only one ``oracleproto:`` block is held at a time, never the file (a
+    # model's cassette is tens of MiB, and a whole-file string, or large pieces of one, grew the
+    # heap by their size in a replay). The same calls as ``scan_text`` of the whole text, which
+    # tests/analysis/test_cassette_scan.py checks: a block is the lines after the header indented
+    # by four spaces, up to the first other line; the next interaction is the next line that
+    # starts with ``- oracleproto:``.
+    with path.open(encoding="utf-8") as handle:
+        lines = iter(handle)
+        header = next((line for line in lines if line.startswith(_INTERACTION)), None)
+        while header is not None:
+            if not header.endswith("\n"):
+                yield Call()  # the header is the file's last line: as scan_text, the scan ends
+                return
+            block: list[str] = []
+            after: str | None = None
+            for line in lines:
+                if not line.startswith("    "):
+                    after = line
+                    break
+                block.append(line)
+            text = "".join(block)
+            yield _block(text, 0, len(text) - 1 if text.endswith("\n") else len(text))
+            if after is None or after.startswith(_INTERACTION):
+                header = after
+            else:
+                header = next((line for line in lines if line.startswith(_INTERACTION)), None)

@@ -60,9 +60,14 @@ def _tight_layout(fig: Figure) -> None:
 
 def _save(fig: Figure, out: Path, stem: str) -> list[Path]:
     paths = [out / f"{stem}.png", out / f"{stem}.svg"]
+    canvas = fig.canvas
     fig.savefig(paths[0], format="png", dpi=DPI, metadata=_PNG_META)
     fig.savefig(paths[1], format="svg", metadata=_SVG_META)
     plt.close(fig)
+    # The Agg canvas keeps its renderer, a 300 dpi RGBA buffer (≈ 13 MB), and the figure and canvas
+    # refer to each other, so it lived until a garbage collection: each plot added its buffer to the
+    # analysis's peak (issue 18). Dropping it frees the buffer now; the files are already written.
+    vars(canvas).pop("renderer", None)
     return paths
 
 

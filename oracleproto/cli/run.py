@@ -280,6 +280,13 @@ def traffic_text(traffic: dict[str, dict[str, int]]) -> str:
 )
 @click.option("--no-progress", is_flag=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object (nothing else).")
+@click.option(
+    "--processes",
+    type=click.IntRange(1, 64),
+    default=None,
+    help="Processes sharing the samples (default: 2 for a run large enough to be served from the "
+    "index, when 2 CPUs are available; else 1). The replayed run is the same whatever the number.",
+)
 def replay_command(
     *,
     run: str,
@@ -288,6 +295,7 @@ def replay_command(
     out: Path | None,
     no_progress: bool,
     as_json: bool,
+    processes: int | None,
 ) -> None:
     """Replay RUN (a run directory, a run id, or 'demo') offline and compare it with the recording."""
     settings = load_settings(None)
@@ -311,6 +319,7 @@ def replay_command(
                 progress=not no_progress,
                 after=write_run_analysis if _has_analysis(original) else None,
                 cache_root=settings.run.cache_dir,
+                processes=processes,
             )
         )
         if as_json:

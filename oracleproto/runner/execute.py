@@ -8,33 +8,28 @@ rerunning a run id redoes exactly the slots that are not done.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime
-from pathlib import Path
-from typing import Any
 
 from oracleproto import killpoints
-from oracleproto.agent import run_sample
 from oracleproto.agent.result import SampleResult
 from oracleproto.clock import Clock
-from oracleproto.context import CallContext
 from oracleproto.errors import DiskFullError, OracleprotoError, RunStoppedError
-from oracleproto.providers import WEB_SEARCH_SCHEMA
-from oracleproto.providers.backoff import sample_backoff
 from oracleproto.runner.channels import open_channels
 from oracleproto.runner.done_entries import entries_used_by_done, exact_entries_used_by_done
 from oracleproto.runner.failure_tally import FailureTally, retries_of
 from oracleproto.runner.identity import RunIdentity, resolve_identity
+from oracleproto.runner.job_sample import run_job_sample
 from oracleproto.runner.jobs import Job, prepare_stores
 from oracleproto.runner.manifest_build import build_manifest
 from oracleproto.runner.monitor import RunMonitor
+from oracleproto.runner.options import Recorded, RunOptions, RunSummary
 from oracleproto.runner.plan import CellPlan, RunPlan, plan_for_settings
 from oracleproto.runner.progress import RunProgress
+from oracleproto.runner.replay_shards import ReplayShard, Retries, start_shards
 from oracleproto.runner.resume_guard import check_resume
 from oracleproto.runner.run_texts import load_run_texts, recorded_run_texts, with_protocol_switches
 from oracleproto.runner.runlog import RunLog
-from oracleproto.runner.spend_cap import SpendCap
 from oracleproto.runner.stopping import STOP_MESSAGES, disk_full_abort, signal_reason
 from oracleproto.runner.stops import resumable_stop, stop_reason
 from oracleproto.settings import CacheMode, Settings
@@ -42,7 +37,6 @@ from oracleproto.store import (
     CassettesInfo,
     Manifest,
     ModelStore,
-    RefreshInfo,
     RunDir,
     format_timestamp,
     new_run_id,
@@ -50,9 +44,13 @@ from oracleproto.store import (
 )
 from oracleproto.store.naming import RandomBits
 from oracleproto.store.sample_entries import entry_digests, read_sample_keys, sample_entries_root
-from oracleproto.transport import CassetteStore, RecordReplay, RefreshPredicate
-from oracleproto.transport.stats import CassetteStats, cassette_stats
+from oracleproto.transport import CassetteStore, RecordReplay
+from oracleproto.transport.stats import cassette_stats
 from oracleproto.transport.store import DISK_FULL_ERRNOS, open_entries
+from oracleproto.transport.traffic import SessionTraffic
+
+#: The options and summary types live in ``runner/options.py``; importing them from here still works.
+__all__ = ["CASSETTES_DIR_NAME", "Recorded", "RunOptions", "RunSummary", "execute_run"]
 
 CASSETTES_DIR_NAME = "cassettes"
 #: How often the cache rewrites its YAML cassettes during a run. Every entry is durable in the
@@ -64,60 +62,6 @@ COMPACT_EVERY_S = 600.0
 #: slot (20 at the default cap) left the LLM slots idle behind samples waiting on the detector
 #: (each search makes about five detector calls); a sample in flight costs only its messages.
 IN_FLIGHT_PER_LLM_SLOT = 8
-
-
-@dataclass(frozen=True)
-class Recorded:
-    """What a replay takes from the recording instead of the clock or the live settings."""
-
-    started_at: datetime
-    finished_at: datetime | None
-    config_snapshot: dict[str, Any]
-    cassettes_mode: CacheMode
-    #: The recorded run's refresh provenance (a replayed refresh writes the same manifest).
-    refresh: RefreshInfo | None = None
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    """One invocation of the runner."""
-
-    settings: Settings
-    source_db: Path
-    runs_root: Path
-    mode: CacheMode = "record"
-    run_id: str | None = None
-    recorded: Recorded | None = None
-    cache_dir: Path | None = None
-    progress: bool = True
-    #: Called with the run directory after the DBs are complete (the analysis pass).
-    after: Callable[[RunDir, Settings], None] | None = None
-    #: Refresh mode only: which calls go live again (None = all); the rest replay.
-    should_refresh: RefreshPredicate | None = None
-    #: Refresh mode only: what is refreshed into which cassette generation (kept in the manifest,
-    #: so rerunning the same refresh id resumes into that generation).
-    refresh: RefreshInfo | None = None
-    #: ``--max-cost``: stops the session resumably once its spend reaches the cap (live modes).
-    spend_cap: SpendCap | None = None
-    #: The experiment config file's name and sha256, recorded in the config snapshot.
-    config_file: dict[str, str] | None = None
-
-
-@dataclass
-class RunSummary:
-    """What a finished (or resumed) run did."""
-
-    run: RunDir
-    slots_total: int
-    slots_done_before: int
-    slots_run: int
-    errors: dict[str, int] = field(default_factory=dict)
-    #: Per channel, this session's requests and how they were served (``RecordReplay.session_stats``).
-    traffic: dict[str, dict[str, int]] = field(default_factory=dict)
-    #: Replay only: statistics of the replayed cassette set (the "what replay saves" line).
-    cassettes: CassetteStats | None = None
-    #: This session's retries, waits, failed verdicts and removed results, per model.
-    failures: FailureTally = field(default_factory=FailureTally)
 
 
 def _session_manifest(
@@ -307,6 +251,37 @@ async def _execute_locked(
     return summary
 
 
+@dataclass(frozen=True)
+class _SampleWriter:
+    """Stores and accounts each finished sample, whichever process ran it."""
+
+    options: RunOptions
+    stores: dict[str, ModelStore]
+    summary: RunSummary
+    log: RunLog
+    progress: RunProgress
+
+    def __call__(self, job: Job, result: SampleResult, used: list[str], retries: Retries) -> None:
+        cell, question_id, sample, prompt = job
+        slug = cell.cell.virtual_slug
+        # As the earlier implementation's writer: a call-error row brings no prompt, and the stored
+        # one (COALESCE) comes from the question's first answered sample (docs/design.md, Run store).
+        self.stores[slug].write_sample(
+            question_id, sample, None if result.error else prompt, result, entry_keys=used
+        )
+        self.summary.slots_run += 1
+        _account_sample(self.options, self.summary, self.progress, cell, result, retries=retries)
+        self.log.event(
+            "sample_done",
+            model=slug,
+            question=question_id,
+            sample=sample,
+            error=result.error,
+            parse_ok=result.parse_ok,
+        )
+        self.progress.advance(slug)
+
+
 def _account_sample(
     options: RunOptions,
     summary: RunSummary,
@@ -411,68 +386,55 @@ async def _run_jobs(
     in_flight = asyncio.Semaphore(max(1, settings.llm.max_concurrency * IN_FLIGHT_PER_LLM_SLOT))
     failure: BaseException | None = None
 
-    async def one(job: Job, progress: RunProgress) -> None:
-        cell, question_id, sample, prompt = job
-        slug = cell.cell.virtual_slug
-        question = questions[question_id]
-        admission = next(qp.admission for qp in cell.admitted if qp.question.id == question_id)
-        react = settings.react.model_copy(update={"max_search_calls": cell.cell.max_search_calls})
-        searching = cell.cell.max_search_calls > 0
-        # Each sample starts every backoff sequence afresh and continues it across its calls.
+    async def one(job: Job, store_sample: _SampleWriter) -> None:
+        cell, question_id, sample, _ = job
         async with in_flight:
-            with sample_backoff():
-                result = await run_sample(
-                    question=question,
-                    user_prompt=prompt,
-                    model=cell.cell.real_model,
-                    chat=channels.chat,
-                    search=channels.search if searching else None,
-                    tools=[WEB_SEARCH_SCHEMA] if searching else [],
-                    react=react,
-                    max_results=cell.cell.results_per_search,
-                    prediction_cutoff=admission.prediction_cutoff,
-                    context=CallContext(slug, question_id, sample),
-                    clock=clock,
-                    write_trace=settings.run.write_messages_trace,
-                    belief=settings.react.belief_protocol,
-                )
-        used = cache.take_sample_keys(slug, question_id, sample)
-        # As the earlier implementation's writer: a call-error row brings no prompt, and the stored
-        # one (COALESCE) comes from the question's first answered sample (docs/design.md, Run store).
-        stores[slug].write_sample(
-            question_id, sample, None if result.error else prompt, result, entry_keys=used
-        )
-        summary.slots_run += 1
-        _account_sample(options, summary, progress, cell, result, retries=retries_of(cache.store, used))
-        log.event(
-            "sample_done",
-            model=slug,
-            question=question_id,
-            sample=sample,
-            error=result.error,
-            parse_ok=result.parse_ok,
-        )
-        progress.advance(slug)
+            result = await run_job_sample(
+                job, question=questions[question_id], channels=channels, settings=settings, clock=clock
+            )
+        used = cache.take_sample_keys(cell.cell.virtual_slug, question_id, sample)
+        store_sample(job, result, used, retries_of(cache.store, used))
         # A checkpoint: a stop signal (Ctrl-C, SIGTERM) is acted on between samples even when no
         # call suspends (a replay is served from memory and would otherwise run to the end first).
         await asyncio.sleep(0)
 
+    async def sharded(shard: ReplayShard, store_sample: _SampleWriter) -> None:
+        traffic, waits = await shard.run(store_sample, store_sample.progress.note)
+        shard_traffic.absorb(traffic)
+        summary.failures.absorb_waits(waits)
+
+    own, shards = start_shards(
+        jobs,
+        processes=options.replay_processes if not live else 1,
+        settings=settings,
+        identity=identity,
+        run=run,
+        clock=clock,
+        cache_dir=options.cache_dir,
+    )
+    shard_traffic = SessionTraffic()
     try:
         with RunProgress(totals, done, enabled=options.progress) as progress:
             _attach_display(monitor, progress)
+            writer = _SampleWriter(options, stores, summary, log, progress)
             async with asyncio.TaskGroup() as group:
-                for job in jobs:
-                    group.create_task(one(job, progress))
+                for job in own:
+                    group.create_task(one(job, writer))
+                for shard in shards:
+                    group.create_task(sharded(shard, writer))
         killpoints.reached("last-sample")
     except* RunStoppedError as stop_group:
         failure = stop_group.exceptions[0]
     except* OracleprotoError as group_error:
         failure = group_error.exceptions[0]
     finally:
+        for shard in shards:
+            shard.stop()
         await channels.aclose()
         # aclose, not close: in record mode the cache owns the live async transport and its sockets.
         await cache.aclose()
-        summary.traffic = cache.session_stats()
+        shard_traffic.absorb(cache.session_traffic())
+        summary.traffic = shard_traffic.stats()
     if isinstance(failure, RunStoppedError):
         log.event("run_aborted", reason=stop_reason(failure), channel=failure.channel, message=str(failure))
         raise resumable_stop(failure, run.run_id) from failure

@@ -105,6 +105,15 @@ class FailureTally:
                 _count_search(failures, call, drop=self._fail_action == "drop")
         return failures
 
+    def absorb_waits(self, models: Mapping[str, ModelFailures]) -> None:
+        """Add the waits another process's monitor counted (a replay worker's share of the session)."""
+        with self._lock:
+            for slug, other in models.items():
+                failures = self._model(slug)
+                failures.waits.update(other.waits)
+                for channel, seconds in other.wait_s.items():
+                    failures.wait_s[channel] = failures.wait_s.get(channel, 0.0) + seconds
+
     def has_failures(self) -> bool:
         """True when any model waited or failed."""
         return any(not m.empty() for m in self.models.values())

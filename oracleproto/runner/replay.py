@@ -14,6 +14,7 @@ from oracleproto.errors import OracleprotoError, StoreError
 from oracleproto.paths import first_missing_ancestor
 from oracleproto.runner.execute import Recorded, RunOptions, RunSummary, execute_run
 from oracleproto.runner.reconstruct import settings_from_snapshot
+from oracleproto.runner.replay_shards import usable_cpus
 from oracleproto.runner.resume_guard import check_harness_revision
 from oracleproto.runner.stopping import resume_arguments
 from oracleproto.settings import Settings
@@ -24,6 +25,9 @@ from oracleproto.transport.index import fingerprint
 from oracleproto.transport.layout import JOURNAL_DIR, LOCK_FILE, all_cassette_files
 from oracleproto.transport.replay_index import replay_index_dir, wants_index
 from oracleproto.transport.store import has_leftover_journal
+
+#: Processes a large replay uses by default (more rarely pays: each memoises the shared requests).
+DEFAULT_REPLAY_PROCESSES = 2
 
 
 @dataclass(frozen=True)
@@ -124,11 +128,14 @@ async def replay_run(
     progress: bool = True,
     after: Callable[[RunDir, Settings], None] | None = None,
     cache_root: Path | None = None,
+    processes: int | None = None,
 ) -> ReplayReport:
     """Re-execute ``original_dir`` from its cassettes (no socket) into ``out_root/<run id>``.
 
     With ``cache_root`` a large run is served from the ``cache/`` index of its cassettes (no YAML
-    parsed, bounded memory) when it is fresh, and (re)builds it when it is not.
+    parsed, bounded memory) when it is fresh, and (re)builds it when it is not. ``processes``
+    share the samples (``runner/replay_shards.py``); None: two when the run is served from the
+    index and this process may use two CPUs, else one.
     """
     original = RunDir.open(original_dir)
     manifest = original.load_manifest()
@@ -158,6 +165,11 @@ async def replay_run(
     if target.exists():
         raise StoreError(f"{target} already exists; choose an empty --out for the replay")
     all_cassette_files(original.cassettes_dir)  # refuses a symlink out of the run before copying
+    cache_dir = (
+        replay_index_dir(cache_root.absolute(), fingerprint(original.cassettes_dir))
+        if cache_root is not None and wants_index(original.cassettes_dir)
+        else None
+    )
     created = first_missing_ancestor(target)
     target.mkdir(parents=True)
     try:
@@ -180,11 +192,8 @@ async def replay_run(
             recorded=recorded,
             progress=progress,
             after=after,
-            cache_dir=(
-                replay_index_dir(cache_root.absolute(), fingerprint(original.cassettes_dir))
-                if cache_root is not None and wants_index(original.cassettes_dir)
-                else None
-            ),
+            cache_dir=cache_dir,
+            replay_processes=default_processes(cache_dir) if processes is None else processes,
         )
         summary = await execute_run(options, clock=clock, rand=rand)
         replayed = RunDir.open(target)
@@ -195,6 +204,11 @@ async def replay_run(
         if isinstance(exc, OracleprotoError):
             name_originals(exc, {target / "cassettes": original.cassettes_dir})
         raise
+
+
+def default_processes(cache_dir: Path | None) -> int:
+    """Processes a replay uses when not told: a second one pays for its start only on a large run."""
+    return min(DEFAULT_REPLAY_PROCESSES, usable_cpus()) if cache_dir is not None else 1
 
 
 def name_originals(exc: BaseException, renames: dict[Path, Path]) -> None:

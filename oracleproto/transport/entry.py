@@ -9,13 +9,14 @@ the interaction without the digest itself, so any hand edit is detected on load.
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 from dataclasses import dataclass, field
-from json.encoder import encode_basestring, encode_basestring_ascii
+from json.encoder import encode_basestring_ascii
 from typing import Any
 
 from oracleproto.errors import CassetteIntegrityError
-from oracleproto.hashing import sha256_hex
+from oracleproto.hashing import LONG_STRING, json_string, sha256_hex
 from oracleproto.transport.keys import CHANNELS, Channel
 
 
@@ -287,42 +288,67 @@ def digest_and_line(entry: Entry) -> tuple[str, str]:
     """
     interaction = _undigested_interaction(entry)
     meta = interaction["oracleproto"]
-    tail = (
-        ',"request":'
-        + _with_first("body", interaction["request"])
-        + ',"response":'
-        + _with_first("body", interaction["response"])
-        + "}"
-    )
+    tail = "".join(_tail_parts(interaction))
     digest = entry.digest
     if digest is None:
-        digest = sha256_hex('{"oracleproto":' + _canonical(meta) + tail)
+        # Hashed in two parts: the ~50 KB tail is not copied into one more string first.
+        hashed = hashlib.sha256(('{"oracleproto":' + _canonical(meta)).encode("utf-8"))
+        hashed.update(tail.encode("utf-8"))
+        digest = hashed.hexdigest()
     meta["digest"] = digest
     return digest, '{"oracleproto":' + _canonical(meta) + tail
+
+
+def digest_and_record(entry: Entry) -> tuple[str, bytes]:
+    """:func:`digest_and_line` with the line as the journal writes it: UTF-8, newline-terminated.
+
+    Each part is encoded once and serves both the hash and the record (a 50 KB entry is copied
+    twice, not five times as through the line's text).
+    """
+    interaction = _undigested_interaction(entry)
+    meta = interaction["oracleproto"]
+    tail = [part.encode("utf-8") for part in _tail_parts(interaction)]
+    digest = entry.digest
+    if digest is None:
+        hashed = hashlib.sha256(('{"oracleproto":' + _canonical(meta)).encode("utf-8"))
+        for part in tail:
+            hashed.update(part)
+        digest = hashed.hexdigest()
+    meta["digest"] = digest
+    return digest, b"".join((('{"oracleproto":' + _canonical(meta)).encode("utf-8"), *tail, b"\n"))
+
+
+def _tail_parts(interaction: dict[str, Any]) -> list[str]:
+    """The canonical text after the ``oracleproto`` block (its request and response), in parts."""
+    return [
+        ',"request":',
+        *_with_first("body", interaction["request"]),
+        ',"response":',
+        *_with_first("body", interaction["response"]),
+        "}",
+    ]
 
 
 def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_bytes_tag)
 
 
-def _with_first(first: str, mapping: dict[str, Any]) -> str:
-    """``_canonical(mapping)`` when ``first`` is its smallest key, the value at ``first`` encoded apart."""
+def _with_first(first: str, mapping: dict[str, Any]) -> tuple[str, ...]:
+    """``_canonical(mapping)`` in parts: when ``first`` is its smallest key, its value encoded apart."""
     rest = {k: v for k, v in mapping.items() if k != first}
     if first not in mapping or not rest or min(rest) <= first:
-        return _canonical(mapping)
+        return (_canonical(mapping),)
     value = mapping[first]
-    if type(value) is dict and list(value) == ["string"]:
-        value_text = '{"string":' + _value_text(value["string"]) + "}"  # a response body
-    else:
-        value_text = _value_text(value)
-    return '{"' + first + '":' + value_text + "," + _canonical(rest)[1:]
+    if type(value) is dict and list(value) == ["string"]:  # a response body
+        return ('{"' + first + '":{"string":', _value_text(value["string"]), "}," + _canonical(rest)[1:])
+    return ('{"' + first + '":', _value_text(value), "," + _canonical(rest)[1:])
 
 
 def _value_text(value: Any) -> str:
-    # With only ASCII below U+007F, ensure_ascii=True writes the same text as ensure_ascii=False
-    # (they differ only on DEL and non-ASCII) at about twice the speed; ``str.isascii`` is O(1).
-    if type(value) is str and value.isascii() and "\x7f" not in value:
-        return str(encode_basestring_ascii(value))
     if type(value) is str:
-        return str(encode_basestring(value))
+        if len(value) < LONG_STRING and value.isascii() and "\x7f" not in value:
+            # With only ASCII below U+007F, ensure_ascii=True writes the same text as ensure_ascii=False
+            # (they differ only on DEL and non-ASCII), a little faster; ``str.isascii`` is O(1).
+            return str(encode_basestring_ascii(value))
+        return json_string(value)  # a long ASCII body: a few replaces (see ``json_string``)
     return _canonical(value)

@@ -168,7 +168,11 @@ class Journal:
 
     def append(self, line: str) -> None:
         """Append one line; it reaches the OS before returning (survives kill -9)."""
-        self._handle.write(line.encode("utf-8") + b"\n")
+        self.append_record(line.encode("utf-8") + b"\n")
+
+    def append_record(self, record: bytes) -> None:
+        """Append one line already encoded and newline-terminated (one write, no copy)."""
+        self._handle.write(record)
         self._handle.flush()
 
     def truncate(self) -> None:

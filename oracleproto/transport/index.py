@@ -68,9 +68,12 @@ class CacheIndex:
 
     def put_many(self, entries: Iterable[Entry]) -> None:
         """Index entries in one transaction."""
+        # Encoded before the transaction: it holds the database's write lock, which a parallel
+        # build's other writers wait for (``parallel_build``).
+        rows = [(f"entry:{entry.key}", to_json_line(entry)) for entry in entries]
         with self._cache.transact():
-            for entry in entries:
-                self._cache.set(f"entry:{entry.key}", to_json_line(entry))
+            for key, line in rows:
+                self._cache.set(key, line)
 
     def set_fingerprint(self, current: dict[str, str]) -> None:
         """Record which cassette files the index now reflects."""

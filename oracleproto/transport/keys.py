@@ -78,9 +78,14 @@ def _strip_transport_fields(value: Any) -> Any:
     return value
 
 
-def canonical_request(channel: Channel, method: str, url: str, body: bytes) -> dict[str, Any]:
-    """The whitelisted projection of a request that the key hashes and the entry stores."""
-    parsed, is_json = parse_body(body)
+def canonical_request(
+    channel: Channel, method: str, url: str, body: bytes, parsed_body: tuple[Any, bool] | None = None
+) -> dict[str, Any]:
+    """The whitelisted projection of a request that the key hashes and the entry stores.
+
+    ``parsed_body``: ``parse_body(body)`` when the caller has it already (it is not changed).
+    """
+    parsed, is_json = parse_body(body) if parsed_body is None else parsed_body
     parsed = _strip_transport_fields(parsed) if is_json else parsed
     model = parsed.get("model") if isinstance(parsed, dict) else None
     return {

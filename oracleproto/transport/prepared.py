@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -10,27 +11,58 @@ import httpx
 
 from oracleproto.context import current_call_context, current_logical_call
 from oracleproto.errors import ReplayMissError
+from oracleproto.hashing import LONG_STRING, canonical_json, canonical_json_long_text
 from oracleproto.transport.diff import nearest
 from oracleproto.transport.keys import (
+    KEY_SCHEMA_VERSION,
     Channel,
     canonical_request,
     check_sample_identity,
     context_dict,
-    entry_key_from_json,
-    projection_json,
+    parse_body,
 )
 from oracleproto.transport.shared_keys import SharedKey, SharedKeyMemo
 from oracleproto.transport.store import CassetteStore
 
-#: ``(channel, sample context, projection text, attempt) -> occurrence`` (the recorder's counter).
+#: ``(channel, sample context, fingerprint of the projection, attempt) -> occurrence`` (the
+#: recorder's counter). The fingerprint is any text that is equal exactly when the projection is.
 Occurrence = Callable[[Channel, dict[str, Any] | None, str, int], int | None]
+#: The end of every key's material: the schema version, the last field in sorted order.
+_KEY_TAIL = (',"v":' + canonical_json(KEY_SCHEMA_VERSION) + "}").encode("utf-8")
+#: A body whose first ``LONG_STRING`` bytes hold at most this many double quotes is mostly long
+#: strings (prompts, pages): the fast encoder's Python call per string is then paid a few times.
+_QUOTES_IN_PREFIX = LONG_STRING // 256
+
+
+def _mostly_long_strings(body: bytes) -> bool:
+    """True when ``canonical_json_long_text`` is likely the faster encoder for this request body."""
+    # Only a prefix is counted (a whole 50 KB body costs ~10 µs): chat bodies put the messages, and
+    # so the long system prompt, first or right after a few short fields. A wrong guess costs speed
+    # only: both encoders write the same text.
+    return len(body) >= LONG_STRING and body.count(b'"', 0, LONG_STRING) <= _QUOTES_IN_PREFIX
+
+
+def _entry_key(ctx_json: str, occurrence: int | None, projection: tuple[bytes, ...]) -> str:
+    """``keys.entry_key_from_json`` with the projection's canonical JSON given as UTF-8 parts.
+
+    The parts are hashed where they are (a 50 KB body is not copied into one material string).
+    """
+    occurrence_text = "null" if occurrence is None else str(int(occurrence))
+    digest = hashlib.sha256(
+        ('{"context":' + ctx_json + ',"occurrence":' + occurrence_text + ',"request":').encode("utf-8")
+    )
+    for part in projection:
+        digest.update(part)
+    digest.update(_KEY_TAIL)
+    return digest.hexdigest()
 
 
 class PreparedRequest:
     """A request resolved to its key (pure data, computed once per attempt)."""
 
-    # The projection's canonical JSON is computed once and serves the key, the occurrence
-    # fingerprint and the hit check; the secrets scan is left to the live path (replay stores nothing).
+    # The projection's canonical JSON is computed once and serves the key and the hit check; the
+    # body is parsed once for the projection and the secrets scan (which is left to the live path:
+    # replay stores nothing).
     __slots__ = (
         "_projection",
         "_shared",
@@ -42,10 +74,13 @@ class PreparedRequest:
         "key",
         "meta",
         "occurrence",
+        "parsed_body",
     )
     #: The memoised keying of a search/detector request (None on the main-LLM channel).
     _shared: SharedKey | None
     _projection: dict[str, Any] | None
+    #: ``keys.parse_body(body)`` when it was computed (main-LLM channel), for the secrets scan.
+    parsed_body: tuple[Any, bool] | None
 
     def __init__(
         self,
@@ -68,14 +103,34 @@ class PreparedRequest:
             self._projection = None
             self.body_json, self.key, self.meta = shared.body_json, shared.key, dict(shared.meta)
             self.occurrence = None
+            self.parsed_body = None
             return
         self._shared = None
-        self._projection = canonical_request(channel, request.method, str(request.url), body)
-        check_sample_identity(channel, self._projection, raw_ctx)
-        text, self.body_json = projection_json(self._projection)
-        self.occurrence = occurrence(channel, self.ctx, text, self.attempt)
-        self.key = entry_key_from_json(text, self.ctx, self.occurrence)
-        self.meta = {k: v for k, v in self._projection.items() if k != "body"}
+        self.parsed_body = parse_body(body)
+        projection = canonical_request(channel, request.method, str(request.url), body, self.parsed_body)
+        self._projection = projection
+        check_sample_identity(channel, projection, raw_ctx)
+        encode = canonical_json_long_text if _mostly_long_strings(body) else canonical_json
+        self.body_json = encode(projection["body"])
+        self.meta = {k: v for k, v in projection.items() if k != "body"}
+        # ``body`` sorts before every other projection field (``keys.projection_json``), so the
+        # projection's canonical JSON is these three parts.
+        parts = (
+            b'{"body":',
+            self.body_json.encode("utf-8"),
+            b"," + canonical_json(self.meta)[1:].encode("utf-8"),
+        )
+        if self.ctx is None:
+            self.occurrence = occurrence(channel, None, b"".join(parts).decode("utf-8"), self.attempt)
+            self.key = _entry_key("null", self.occurrence, parts)
+            return
+        # The key the request has when it is the first of its kind fingerprints the projection (and
+        # the context) as well as the projection's own sha256 did, and is usually the key: one hash
+        # of the body instead of two.
+        ctx_json = canonical_json(self.ctx)
+        first = _entry_key(ctx_json, 0, parts)
+        self.occurrence = occurrence(channel, self.ctx, first, self.attempt)
+        self.key = first if self.occurrence == 0 else _entry_key(ctx_json, self.occurrence, parts)
 
     @property
     def projection(self) -> dict[str, Any]:

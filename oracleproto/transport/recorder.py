@@ -54,6 +54,7 @@ from oracleproto.transport.scrub import (
 )
 from oracleproto.transport.shared_keys import SharedKeyMemo
 from oracleproto.transport.store import CassetteStore
+from oracleproto.transport.traffic import SessionTraffic
 
 Mode = Literal["replay", "record", "refresh"]
 MODES: tuple[Mode, ...] = ("replay", "record", "refresh")
@@ -159,20 +160,15 @@ class RecordReplay:
         """Merkle root over every entry digest of the cassette set."""
         return self.store.root_digest()
 
-    def session_stats(self) -> dict[str, dict[str, int]]:
-        """Per channel: requests seen, served from cassette, sent live, distinct keys, and how many
-        waited for an identical call in flight (and were then served its final outcome)."""
+    def session_traffic(self) -> SessionTraffic:
+        """A copy of this session's request counters and the keys used, per channel."""
         with self._lock:
-            out: dict[str, dict[str, int]] = {}
-            for channel, keys in sorted(self._keys_used.items()):
-                out[channel] = {
-                    "requests": self.counts[f"{channel}:requests"],
-                    "from_cassette": self.counts[f"{channel}:hits"],
-                    "live": self.counts[f"{channel}:live"],
-                    "distinct_keys": len(keys),
-                    "waited": self.counts[f"{channel}:waited"],
-                }
-            return out
+            keys = {channel: set(used) for channel, used in self._keys_used.items()}
+            return SessionTraffic(Counter(self.counts), keys)
+
+    def session_stats(self) -> dict[str, dict[str, int]]:
+        """Per channel: requests seen, served from cassette, sent live, distinct keys, waited."""
+        return self.session_traffic().stats()
 
     def take_sample_keys(self, model: str, question_id: str, sample: int) -> list[str]:
         """Sorted keys of the entries one sample used (search and detector included); forgets them.
@@ -372,6 +368,7 @@ class RecordReplay:
             [(k.decode("latin-1"), v.decode("latin-1")) for k, v in request.headers.raw],
             str(request.url),
             prep.body,
+            prep.parsed_body,
         )
         entry = redact_entry(entry, secrets)
         with self._lock:
@@ -497,4 +494,3 @@ class RecordReplay:
         except httpx.TransportError as exc:
             raise self._store_exception(prep, request, started, exc) from None
         return self._store_response(prep, request, started, response, body)
-

@@ -61,8 +61,13 @@ def _body_secrets(value: Any, out: set[str]) -> None:
             _body_secrets(item, out)
 
 
-def collect_secrets(headers: list[tuple[str, str]], url: str, body: bytes) -> set[str]:
-    """Every credential value carried by a request (headers, query, JSON body)."""
+def collect_secrets(
+    headers: list[tuple[str, str]], url: str, body: bytes, parsed_body: tuple[Any, bool] | None = None
+) -> set[str]:
+    """Every credential value carried by a request (headers, query, JSON body).
+
+    ``parsed_body``: ``keys.parse_body(body)`` when the caller has it (the body is then not parsed again).
+    """
     found: set[str] = set()
     for name, value in headers:
         if name.lower() in SECRET_HEADERS:
@@ -74,7 +79,10 @@ def collect_secrets(headers: list[tuple[str, str]], url: str, body: bytes) -> se
                 found.update(_basic_credentials(token))
     # httpx keeps a base URL's userinfo in the request URL (and sends it as Basic auth).
     found.update(url_credentials(url))
-    if body:
+    if parsed_body is not None:
+        if parsed_body[1]:  # the JSON body as parsed (``parse_body`` fails exactly as json.loads does)
+            _body_secrets(parsed_body[0], found)
+    elif body:
         with contextlib.suppress(UnicodeDecodeError, json.JSONDecodeError):
             _body_secrets(json.loads(body), found)
     return {s for s in found if len(s) >= MIN_SECRET_LEN}

@@ -19,7 +19,7 @@ from typing import Any
 
 from oracleproto import killpoints
 from oracleproto.errors import DiskFullError, TransportError
-from oracleproto.transport.entry import Entry, digest_and_line, entry_digest
+from oracleproto.transport.entry import Entry, digest_and_record, entry_digest
 from oracleproto.transport.fileio import (
     Journal,
     atomic_write,
@@ -247,10 +247,10 @@ class CassetteStore:
         entry.generation = self.write_generation
         entry.digest = None  # the caller may have changed it since it was loaded
         # Kept on the entry, so the fold writes it without encoding and hashing the entry again.
-        entry.digest, line = digest_and_line(entry)
+        entry.digest, record = digest_and_record(entry)
         with self._lock:
             self._stage(entry)
-            self._journal.append(line)
+            self._journal.append_record(record)
 
     def pending(self) -> int:
         """Entries written since the last compaction."""

@@ -143,7 +143,8 @@ def _fold(
 
 def _single_quoted(value: str, col: int, indent: int) -> str:
     """``'value'`` written after a space at column ``col``, folded at spaces and line breaks."""
-    text = value.replace("'", "''")
+    # ``in`` runs at memchr speed; a ``replace`` walks the whole body even when there is no quote.
+    text = value.replace("'", "''") if "'" in value else value
     if "\n" not in text:
         body, _ = _fold(text, col + 2, indent, _FOLD_SQ, False)
         return " '" + body + "'"

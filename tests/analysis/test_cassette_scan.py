@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import tempfile
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -107,3 +108,45 @@ def _interaction(draw: st.DrawFn, key: int) -> dict[str, Any]:
 def test_written_cassettes_scan_as_they_parse(interactions: tuple[dict[str, Any], ...]) -> None:
     doc = {"interactions": list(interactions), "version": 1}
     _assert_same(yaml.dump(doc, Dumper=_Dumper, sort_keys=True, allow_unicode=True, width=100))
+
+
+# Lines a cassette is made of, and the odd ones a damaged or hand-edited file may hold.
+_LINE_PIECES = st.sampled_from(
+    [
+        "interactions:",
+        "- oracleproto:",
+        "- oracleproto: x",
+        "    attempts:",
+        "    - attempt: 0",
+        "    - attempt: 1",
+        "      status: 500",
+        "      latency_ms: 12",
+        "      recorded_at: '2026-01-01T00:00:00+00:00'",
+        "    channel: llm",
+        "    key: abc",
+        "    generation: 1",
+        "    context:",
+        "      model: m/x",
+        "    ",
+        "   ",
+        "",
+        "  request:",
+        "    body: '- oracleproto:'",
+        "      - oracleproto: in a body",
+        "version: 1",
+    ]
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_LINE_PIECES, max_size=30), st.sampled_from(["\n", "\r\n", "\r"]), st.booleans())
+def test_the_file_scan_finds_what_the_whole_text_scan_finds(
+    lines: list[str], newline: str, final_newline: bool
+) -> None:
+    """``scan`` reads a file line by line and must yield exactly what ``scan_text`` of it yields."""
+    raw = newline.join(lines) + (newline if final_newline and lines else "")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "c.yaml"
+        path.write_bytes(raw.encode("utf-8"))
+        expected = [asdict(call) for call in scan_text(path.read_text(encoding="utf-8"))]
+        assert [asdict(call) for call in scan(path)] == expected

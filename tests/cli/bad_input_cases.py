@@ -494,6 +494,18 @@ def run_cases() -> list[Case]:
         Case("plan:bad-prices", ("plan", "--prices", "nope.json"), 2, "price file nope.json does not exist"),
         Case("run:max-cost-zero", ("run", "--max-cost", "0"), 2, "Invalid value for '--max-cost'"),
         Case(
+            "replay:processes-zero",
+            ("replay", "demo", "--processes", "0"),
+            2,
+            "Invalid value for '--processes'",
+        ),
+        Case(
+            "replay:processes-word",
+            ("replay", "demo", "--processes", "two"),
+            2,
+            "Invalid value for '--processes'",
+        ),
+        Case(
             "run:replay-without-run-id",
             ("run", "--no-progress"),
             2,

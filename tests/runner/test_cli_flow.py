@@ -224,6 +224,21 @@ def test_sim_run_then_replay_as_a_user_runs_them(tmp_path: Path) -> None:
     assert (tmp_path / "replayed" / run_dir.name / "manifest.json").read_bytes() == (
         run_dir / "manifest.json"
     ).read_bytes()
+    # The same replay on two processes (a spawned worker runs half the questions) as a user runs it.
+    shared = subprocess.run(
+        [*base, "replay", str(run_dir), "--processes", "2", "--no-progress"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert shared.returncode == 0, shared.stderr
+    assert "reproduced byte for byte" in shared.stdout
+
+    def checks(out: str) -> list[str]:
+        return [line for line in out.splitlines() if line.endswith((" match", " DIFFERS"))]
+
+    assert checks(shared.stdout) == checks(replayed.stdout) and len(checks(shared.stdout)) >= 2
 
 
 def test_a_key_revoked_mid_run_keeps_done_samples_and_the_rerun_completes(

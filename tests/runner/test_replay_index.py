@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
 import random
 from pathlib import Path
 from typing import Any
@@ -61,3 +62,28 @@ def test_small_runs_replay_without_an_index(tmp_path: Path, record_sim: Any) -> 
         )
     )
     assert report.ok and not (tmp_path / "cache").exists()
+
+
+def test_a_replay_builds_its_index_in_worker_processes_and_still_matches(
+    tmp_path: Path, record_sim: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The build runs inside the replay's event loop; two processes share the files out.
+    summary = record_sim(tmp_path / "rec", models=2, samples=1, analysis=False)
+    monkeypatch.setattr(replay_index, "REPLAY_INDEX_MIN_BYTES", 0)
+    monkeypatch.setattr(replay_index, "build_workers", lambda files, requested=None: 2)
+    report = asyncio.run(
+        replay_run(
+            summary.run.root,
+            tmp_path / "out",
+            clock=FakeClock(),
+            rand=random.Random(1),
+            progress=False,
+            cache_root=tmp_path / "cache",
+        )
+    )
+    assert report.ok, [c for c in report.checks if not c.ok]
+    assert multiprocessing.active_children() == []
+    [built] = list((tmp_path / "cache" / REPLAY_INDEX_DIR).iterdir())
+    index = CacheIndex(built)
+    assert index.is_fresh(fingerprint(summary.run.root / "cassettes")) and index.summary() is not None
+    index.close()

@@ -94,11 +94,11 @@ def _multi_generation_set(root: Path) -> None:
     )
 
 
-def _check_same_as_parsed(cassettes: Path, cache: Path) -> None:
+def _check_same_as_parsed(cassettes: Path, cache: Path, workers: int | None = None) -> None:
     parsed = CassetteStore(cassettes, writable=False)
     index = CacheIndex(cache)
     try:
-        rebuild_for_replay(index, cassettes, fingerprint(cassettes))
+        rebuild_for_replay(index, cassettes, fingerprint(cassettes), workers=workers)
         assert is_ready(index, fingerprint(cassettes))
         summary = index.summary()
         assert summary is not None and summary["root_digest"] == parsed.root_digest()
