@@ -399,13 +399,14 @@ async def _run_jobs(
         await asyncio.sleep(0)
 
     async def sharded(shard: ReplayShard, store_sample: _SampleWriter) -> None:
-        traffic, waits = await shard.run(store_sample, store_sample.progress.note)
+        traffic, waits = await shard.run(store_sample, store_sample.progress.note, cache.store.adopt_digests)
         shard_traffic.absorb(traffic)
         summary.failures.absorb_waits(waits)
 
     own, shards = start_shards(
         jobs,
-        processes=options.replay_processes if not live else 1,
+        workers=options.replay_workers if not live else [],
+        processes=options.replay_processes,
         settings=settings,
         identity=identity,
         run=run,

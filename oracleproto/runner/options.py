@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from oracleproto.runner.failure_tally import FailureTally
+from oracleproto.runner.replay_shards import ReplayShard
 from oracleproto.runner.spend_cap import SpendCap
 from oracleproto.settings import CacheMode, Settings
 from oracleproto.store import RefreshInfo, RunDir
@@ -53,6 +54,8 @@ class RunOptions:
     config_file: dict[str, str] | None = None
     #: Replay only: processes that share the slots (``runner/replay_shards.py``); 1 = this one alone.
     replay_processes: int = 1
+    #: Replay only: worker processes already started for them (else started when the slots are known).
+    replay_workers: list[ReplayShard] | None = None
 
 
 @dataclass

@@ -14,7 +14,7 @@ from oracleproto.errors import OracleprotoError, StoreError
 from oracleproto.paths import first_missing_ancestor
 from oracleproto.runner.execute import Recorded, RunOptions, RunSummary, execute_run
 from oracleproto.runner.reconstruct import settings_from_snapshot
-from oracleproto.runner.replay_shards import usable_cpus
+from oracleproto.runner.replay_shards import start_workers, usable_cpus
 from oracleproto.runner.resume_guard import check_harness_revision
 from oracleproto.runner.stopping import resume_arguments
 from oracleproto.settings import Settings
@@ -172,6 +172,9 @@ async def replay_run(
     )
     created = first_missing_ancestor(target)
     target.mkdir(parents=True)
+    count = default_processes(cache_dir) if processes is None else processes
+    # Started first: a worker imports while this process copies the cassettes and prepares the run.
+    workers = start_workers(count)
     try:
         # A crash journal or lock file belongs to a process of the original, not to the copy.
         ignore = shutil.ignore_patterns(JOURNAL_DIR, LOCK_FILE)
@@ -193,7 +196,8 @@ async def replay_run(
             progress=progress,
             after=after,
             cache_dir=cache_dir,
-            replay_processes=default_processes(cache_dir) if processes is None else processes,
+            replay_processes=count,
+            replay_workers=workers,
         )
         summary = await execute_run(options, clock=clock, rand=rand)
         replayed = RunDir.open(target)
@@ -204,6 +208,9 @@ async def replay_run(
         if isinstance(exc, OracleprotoError):
             name_originals(exc, {target / "cassettes": original.cassettes_dir})
         raise
+    finally:
+        for worker in workers:
+            worker.stop()  # a worker not given slots (nothing to run, or a refusal before) ends here
 
 
 def default_processes(cache_dir: Path | None) -> int:

@@ -17,7 +17,6 @@ any stop or failure; when this process dies, the worker's next send fails and it
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import multiprocessing
 import os
@@ -47,7 +46,7 @@ from oracleproto.transport.traffic import SessionTraffic
 
 #: Messages read from a worker and not yet handled, at most.
 MESSAGES_AHEAD = 64
-#: How often a pump waiting on a full queue checks whether the shard was stopped (seconds).
+#: How often a pump waiting for room checks whether the shard was stopped (seconds).
 HAND_OVER_POLL_S = 0.25
 #: Samples a worker runs at once (as the main process: its slots are CPU, not the provider's).
 WORKER_IN_FLIGHT = 40
@@ -86,12 +85,17 @@ class ShardSpec:
 # -- worker side -----------------------------------------------------------------------------
 
 
-def worker_main(spec: ShardSpec, conn: Connection) -> None:
-    """A worker process: run ``spec.jobs``, send ``("sample", i, result, keys, retries)`` for each,
-    then ``("done", traffic, waits)``, or ``("error", exception, traceback text)``."""
+def worker_main(conn: Connection) -> None:
+    """A worker process: warm up, take its ``ShardSpec``, run its jobs; send
+    ``("sample", i, result, keys, retries, digests)`` for each, then ``("done", traffic, waits)``,
+    or ``("error", exception, traceback text)``."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        asyncio.run(_serve(spec, conn))
+        # Imported while the main process still prepares the run (it starts workers first).
+        from oracleproto.runner import channels, job_sample  # noqa: F401
+        from oracleproto.transport import recorder  # noqa: F401
+
+        asyncio.run(_serve(conn.recv(), conn))
     except (BrokenPipeError, EOFError, ConnectionResetError):
         return  # the main process is gone: nobody wants the rest
     except BaseException as exc:
@@ -153,7 +157,10 @@ async def _serve(spec: ShardSpec, conn: Connection) -> None:
                 job, question=question, channels=channels, settings=settings, clock=spec.clock
             )
         used = cache.take_sample_keys(cell.cell.virtual_slug, question_id, sample)
-        conn.send(("sample", index, result, used, retries_of(cache.store, used)))
+        # The digests this worker verified as it read the entries: the main process attests every
+        # sample's entries, and would otherwise fetch and hash them again.
+        digests = {key: digest for key in used if (digest := cache.store.digest(key)) is not None}
+        conn.send(("sample", index, result, used, retries_of(cache.store, used), digests))
         killpoints.reached("replay-worker")
         await asyncio.sleep(0)
 
@@ -178,9 +185,23 @@ SampleSink = Callable[[Job, SampleResult, list[str], Retries], None]
 _worker_ids = count(1)
 
 
+def start_workers(processes: int) -> list[ReplayShard]:
+    """``processes - 1`` worker processes, started now so they import while the run is prepared."""
+    workers: list[ReplayShard] = []
+    try:
+        for _ in range(processes - 1):
+            workers.append(ReplayShard())
+    except BaseException:
+        for worker in workers:
+            worker.stop()
+        raise
+    return workers
+
+
 def start_shards(
     jobs: list[Job],
     *,
+    workers: list[ReplayShard] | None,
     processes: int,
     settings: Settings,
     identity: RunIdentity,
@@ -188,76 +209,90 @@ def start_shards(
     clock: Clock,
     cache_dir: Path | None,
 ) -> tuple[list[Job], list[ReplayShard]]:
-    """This process's slots, and the worker processes started on the rest (none when ``processes`` ≤ 1).
+    """This process's slots, and the ``workers`` given the rest (those not needed are released);
+    without ``workers``, ``processes - 1`` are started now.
 
     Call it after this process's ``RecordReplay`` exists: a first replay builds the index there,
     and the workers open it built.
     """
-    if processes <= 1 or len(jobs) < 2:
+    if workers is None:
+        workers = start_workers(processes) if len(jobs) >= 2 else []
+    if not workers or len(jobs) < 2:
+        for worker in workers:
+            worker.release()
         return jobs, []
-    own, *rest = split_by_question(jobs, processes)
+    own, *rest = split_by_question(jobs, len(workers) + 1)
     questions = {q.id: q for q in identity.questions}
-    shards: list[ReplayShard] = []
-    try:
-        for part in filter(None, rest):
-            spec = ShardSpec(
-                settings=settings,
-                cassette_dir=run.cassettes_dir,
-                cache_dir=cache_dir,
-                log_path=run.log_path,
-                clock=clock,
-                questions={job[1]: questions[job[1]] for job in part},
-                detector_template=identity.detector_template,
-                jobs=part,
-            )
-            shards.append(ReplayShard(spec))
-    except BaseException:
-        for shard in shards:
-            shard.stop()
-        raise
-    return own, shards
+    busy: list[ReplayShard] = []
+    for worker, part in zip(workers, rest, strict=True):
+        if not part:
+            worker.release()
+            continue
+        spec = ShardSpec(
+            settings=settings,
+            cassette_dir=run.cassettes_dir,
+            cache_dir=cache_dir,
+            log_path=run.log_path,
+            clock=clock,
+            questions={job[1]: questions[job[1]] for job in part},
+            detector_template=identity.detector_template,
+            jobs=part,
+        )
+        worker.assign(spec)
+        busy.append(worker)
+    return own, busy
 
 
 class ReplayShard:
     """One worker process and the messages it sends; ``stop`` ends it whatever state it is in."""
 
-    def __init__(self, spec: ShardSpec) -> None:
-        self.jobs = spec.jobs
+    def __init__(self) -> None:
+        self.jobs: list[Job] = []
         self.number = next(_worker_ids)
         self._stopped = False
         context = multiprocessing.get_context("spawn")
-        receive, send = context.Pipe(duplex=False)
-        self._receive = receive
+        mine, theirs = context.Pipe(duplex=True)
+        self._conn = mine
         self._process = context.Process(
-            target=worker_main, args=(spec, send), name=f"oracleproto-replay-{self.number}", daemon=True
+            target=worker_main, args=(theirs,), name=f"oracleproto-replay-{self.number}", daemon=True
         )
         with main_not_rerun():  # the caller's script (guarded or not) is not run again in the worker
             self._process.start()
-        send.close()  # the worker holds the only sending end: its exit is our EOF
+        theirs.close()  # the worker holds the only other end: its exit is our EOF
+
+    def assign(self, spec: ShardSpec) -> None:
+        """Give the worker its slots (it starts on them at once)."""
+        self.jobs = spec.jobs
+        self._conn.send(spec)
+
+    def release(self) -> None:
+        """End a worker that has nothing to do."""
+        self.stop()
 
     async def messages(self) -> AsyncIterator[tuple[Any, ...]]:
         """The worker's messages, in order, until its last (``done`` or ``error``)."""
         loop = asyncio.get_running_loop()
-        # Bounded: while this process is behind, the pump stops reading, the pipe fills and the
-        # worker waits in its send, so unstored results never pile up here.
-        queue: asyncio.Queue[tuple[Any, ...] | None] = asyncio.Queue(maxsize=MESSAGES_AHEAD)
+        queue: asyncio.Queue[tuple[Any, ...] | None] = asyncio.Queue()
+        # At most MESSAGES_AHEAD read and not yet handled: beyond that the pump stops reading, the
+        # pipe fills and the worker waits in its send, so unstored results never pile up here. The
+        # pump never waits for the event loop itself: a replay's loop turns only between whole
+        # samples of dozens of tasks, and one message per turn throttled the worker to a crawl.
+        permits = threading.Semaphore(MESSAGES_AHEAD)
 
         def hand_over(message: tuple[Any, ...] | None) -> bool:
+            while not permits.acquire(timeout=HAND_OVER_POLL_S):
+                if self._stopped:
+                    return False
             try:
-                put = asyncio.run_coroutine_threadsafe(queue.put(message), loop)
-                while not self._stopped:
-                    with contextlib.suppress(TimeoutError):
-                        put.result(timeout=HAND_OVER_POLL_S)
-                        return True
-                put.cancel()
-            except (RuntimeError, concurrent.futures.CancelledError):
-                pass  # the loop closed or the run was cancelled
-            return False  # nobody reads any more
+                loop.call_soon_threadsafe(queue.put_nowait, message)
+            except RuntimeError:
+                return False  # the loop closed: nobody reads any more
+            return True
 
         def pump() -> None:
             try:
                 while True:
-                    message = self._receive.recv()
+                    message = self._conn.recv()
                     if not hand_over(message) or message[0] in ("done", "error"):
                         return
             except Exception:  # EOF, a closed pipe, a message that cannot be read
@@ -265,6 +300,7 @@ class ReplayShard:
 
         threading.Thread(target=pump, name=f"replay-shard-{self.number}", daemon=True).start()
         while (message := await queue.get()) is not None:
+            permits.release()
             yield message
             if message[0] in ("done", "error"):
                 return
@@ -275,12 +311,19 @@ class ReplayShard:
             "--processes 1 to replay in this process alone"
         )
 
-    async def run(self, on_sample: SampleSink, on_note: Callable[[str], None]) -> tuple[SessionTraffic, Any]:
-        """Hand every finished sample to ``on_sample``; the worker's traffic and waits at its end."""
+    async def run(
+        self,
+        on_sample: SampleSink,
+        on_note: Callable[[str], None],
+        on_digests: Callable[[dict[str, str]], None],
+    ) -> tuple[SessionTraffic, Any]:
+        """Hand every finished sample to ``on_sample`` (and the digests of its entries to
+        ``on_digests``); the worker's traffic and waits at its end."""
         async for message in self.messages():
             kind = message[0]
             if kind == "sample":
-                _, index, result, used, retries = message
+                _, index, result, used, retries, digests = message
+                on_digests(digests)
                 on_sample(self.jobs[index], result, used, retries)
             elif kind == "note":
                 on_note(message[1])
@@ -302,7 +345,7 @@ class ReplayShard:
         if self._process.is_alive():
             self._process.kill()
             self._process.join()
-        self._receive.close()
+        self._conn.close()
 
     @property
     def alive(self) -> bool:

@@ -13,7 +13,7 @@ import os
 import secrets
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -179,6 +179,12 @@ class CassetteStore:
             return known
         entry = self.get(key)
         return None if entry is None else entry_digest(entry)
+
+    def adopt_digests(self, digests: Mapping[str, str]) -> None:
+        """Digests another process of the same replay verified as it read these entries (a worker's)."""
+        with self._lock:
+            for key, digest in digests.items():
+                self._digests.setdefault(key, digest)
 
     @property
     def loaded(self) -> bool:

@@ -70,6 +70,30 @@ def test_two_processes_replay_the_run_byte_for_byte_and_report_as_one(recorded: 
     assert multiprocessing.active_children() == []
 
 
+def test_three_processes_replay_the_run_too(recorded: Path, tmp_path: Path) -> None:
+    report = _replay(recorded, tmp_path / "three", processes=3)
+    assert report.ok, [c for c in report.checks if not c.ok]
+    assert multiprocessing.active_children() == []
+
+
+def test_workers_started_for_a_run_with_nothing_to_run_are_released(
+    recorded: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started: list[replay_shards.ReplayShard] = []
+    real_start = replay_shards.start_workers
+
+    def spy(count: int) -> list[replay_shards.ReplayShard]:
+        started.extend(real_start(count))
+        return started
+
+    monkeypatch.setattr("oracleproto.runner.replay.start_workers", spy)
+    # A one-slot share list: the split leaves the worker nothing, so it is released unused.
+    monkeypatch.setattr(replay_shards, "split_by_question", lambda jobs, parts: [jobs, []])
+    report = _replay(recorded, tmp_path / "solo", processes=2)
+    assert report.ok and len(started) == 1 and not started[0].alive
+    assert multiprocessing.active_children() == []
+
+
 def test_an_indexed_replay_uses_two_processes_by_default(
     recorded: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
