@@ -88,7 +88,7 @@ def test_workers_started_for_a_run_with_nothing_to_run_are_released(
 
     monkeypatch.setattr("oracleproto.runner.replay.start_workers", spy)
     # A one-slot share list: the split leaves the worker nothing, so it is released unused.
-    monkeypatch.setattr(replay_shards, "split_by_question", lambda jobs, parts: [jobs, []])
+    monkeypatch.setattr(replay_shards, "split_by_question", lambda jobs, parts, **_: [jobs, []])
     report = _replay(recorded, tmp_path / "solo", processes=2)
     assert report.ok and len(started) == 1 and not started[0].alive
     assert multiprocessing.active_children() == []
@@ -121,8 +121,8 @@ def _worker_questions(run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     """The questions the worker runs in a 2-process replay of ``run`` (seen in a replay of it)."""
     parts: list[list[Any]] = []
 
-    def spy(jobs: list[Any], count: int) -> list[list[Any]]:
-        parts.extend(split_by_question(jobs, count))
+    def spy(jobs: list[Any], count: int, **weights: float) -> list[list[Any]]:
+        parts.extend(split_by_question(jobs, count, **weights))
         return parts
 
     with monkeypatch.context() as patch:
@@ -175,6 +175,13 @@ def test_jobs_are_split_by_question_keeping_order() -> None:
     assert own == [j for j in jobs if j[1] in "ace"] and other == [j for j in jobs if j[1] in "bd"]
     assert split_by_question(jobs, 1) == [jobs]
     assert [len(p) for p in split_by_question(jobs, 3)] == [8, 8, 4]
+    # Weighted: this process takes fewer questions, spread through the run, still whole questions.
+    many: list[Any] = [(None, f"q{i:03d}", s, "") for i in range(100) for s in (0, 1, 2)]
+    mine, theirs = split_by_question(many, 2, first_weight=0.72)
+    assert len({j[1] for j in mine}) == 42 and len({j[1] for j in theirs}) == 58
+    assert {j[1] for j in mine[:30]} != {j[1] for j in mine[-30:]}  # not one block at the start
+    assert all(j in many for j in mine + theirs) and len(mine) + len(theirs) == len(many)
+    assert not {j[1] for j in mine} & {j[1] for j in theirs}
 
 
 def test_a_cancelled_replay_ends_its_worker_and_its_reader_and_leaves_nothing(
