@@ -298,6 +298,15 @@ def replay_command(
     processes: int | None,
 ) -> None:
     """Replay RUN (a run directory, a run id, or 'demo') offline and compare it with the recording."""
+    if processes is not None:
+        from oracleproto.runner.replay_shards import usable_cpus
+
+        if processes > (cpus := usable_cpus()):
+            # Each process imports the whole pipeline (≈ 70 MB): more than the CPUs only costs memory.
+            raise click.BadParameter(
+                f"{processes} processes, but this process may run on {cpus} CPU(s); choose at most {cpus}",
+                param_hint="'--processes'",
+            )
     settings = load_settings(None)
     if run == "demo":
         from oracleproto.verify.demo import find_demo_run

@@ -17,8 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
 from oracleproto import killpoints
+from oracleproto.cli.main import cli
 from oracleproto.clock import FakeClock
 from oracleproto.errors import OracleprotoError, ReplayMissError
 from oracleproto.runner import replay_shards
@@ -251,3 +253,17 @@ def test_a_replay_killed_outright_leaves_no_worker_running(recorded: Path, tmp_p
     while _processes_marked(marker) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert _processes_marked(marker) == []
+
+
+def test_asking_for_more_processes_than_cpus_is_refused_before_anything_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(replay_shards, "usable_cpus", lambda: 2)
+    out = tmp_path / "out"
+    result = CliRunner().invoke(cli, ["replay", "demo", "--processes", "3", "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    assert (
+        "Invalid value for '--processes': 3 processes, but this process may run on 2 CPU(s)" in result.output
+    )
+    assert "choose at most 2" in result.output and "Traceback" not in result.output
+    assert not out.exists() and multiprocessing.active_children() == []
