@@ -164,5 +164,12 @@ def load_untrusted(
     loader = NoAliasLoader(data)
     try:
         return loader.load_document(max_entry_chars, on_item)
+    except yaml.MarkedYAMLError as exc:
+        # libyaml 0.2.5's scanner (PyYAML ≥ 6.0.4 wheels) caps flow nesting itself, and it scans up
+        # to 1,024 characters ahead, so a deep ``[[[…`` stops there before our cap is reached: the
+        # same refusal, named the same way whichever library version parsed it.
+        if "maximum nesting depth" in str(exc.problem) and exc.problem_mark is not None:
+            raise UnsafeYamlError("nesting", exc.problem_mark, f"deeper than {MAX_DEPTH} levels") from None
+        raise
     finally:
         loader.dispose()

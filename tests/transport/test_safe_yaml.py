@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+import yaml.scanner
 
 from oracleproto.errors import CassetteIntegrityError
 from oracleproto.transport import safe_yaml
@@ -162,3 +163,20 @@ def test_an_entry_with_a_matching_digest_but_wrong_types_is_refused(
 ) -> None:
     with pytest.raises(CassetteIntegrityError, match=rf"^m\.yaml, entry #0: entry a{{64}}: {message}"):
         parse_entries(_crafted(path, value), "m.yaml")
+
+
+def test_libyamls_own_nesting_cap_is_reported_as_ours(monkeypatch: pytest.MonkeyPatch) -> None:
+    # libyaml 0.2.5 (PyYAML >= 6.0.4 wheels) stops deep flow nesting in its scanner, ahead of our cap.
+    mark = yaml.Mark("<byte string>", 1013, 0, 1013, None, None)
+
+    def scanner_cap(self: object, *args: object) -> object:
+        raise yaml.scanner.ScannerError(
+            "while increasing flow level", mark, "exceeded maximum nesting depth", mark
+        )
+
+    monkeypatch.setattr(safe_yaml.NoAliasLoader, "load_document", scanner_cap)
+    with pytest.raises(CassetteIntegrityError) as info:
+        parse_entries(b"interactions: []\n", "cassettes/llm/m.yaml")
+    assert str(info.value).startswith(
+        "cassettes/llm/m.yaml: refused: nesting at line 1, column 1014: deeper than 64 levels; "
+    )
