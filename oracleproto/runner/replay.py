@@ -14,7 +14,7 @@ from oracleproto.errors import OracleprotoError, StoreError
 from oracleproto.paths import first_missing_ancestor
 from oracleproto.runner.execute import Recorded, RunOptions, RunSummary, execute_run
 from oracleproto.runner.reconstruct import settings_from_snapshot
-from oracleproto.runner.replay_shards import start_workers, usable_cpus
+from oracleproto.runner.replay_shards import ReplayShard, start_workers, usable_cpus
 from oracleproto.runner.resume_guard import check_harness_revision
 from oracleproto.runner.stopping import resume_arguments
 from oracleproto.settings import Settings
@@ -173,9 +173,14 @@ async def replay_run(
     created = first_missing_ancestor(target)
     target.mkdir(parents=True)
     count = default_processes(cache_dir) if processes is None else processes
-    # Started first: a worker imports while this process copies the cassettes and prepares the run.
-    workers = start_workers(count)
+    workers: list[ReplayShard] = []
     try:
+        # Started first: a worker imports while this process copies the cassettes and prepares the
+        # run. Where no process can be started (limits, a sandbox), the replay runs in this one.
+        try:
+            workers = start_workers(count)
+        except OSError:
+            count = 1
         # A crash journal or lock file belongs to a process of the original, not to the copy.
         ignore = shutil.ignore_patterns(JOURNAL_DIR, LOCK_FILE)
         shutil.copytree(original.cassettes_dir, target / "cassettes", dirs_exist_ok=True, ignore=ignore)

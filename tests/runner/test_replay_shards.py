@@ -267,3 +267,15 @@ def test_asking_for_more_processes_than_cpus_is_refused_before_anything_runs(
     )
     assert "choose at most 2" in result.output and "Traceback" not in result.output
     assert not out.exists() and multiprocessing.active_children() == []
+
+
+def test_a_machine_that_cannot_start_a_worker_replays_in_one_process(
+    recorded: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_processes(count: int) -> list[Any]:
+        raise OSError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr("oracleproto.runner.replay.start_workers", no_processes)
+    report = _replay(recorded, tmp_path / "alone", processes=2)
+    assert report.ok, [c for c in report.checks if not c.ok]
+    assert multiprocessing.active_children() == []
