@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring_ascii
 from typing import Any
@@ -289,13 +290,8 @@ def digest_and_line(entry: Entry) -> tuple[str, str]:
     interaction = _undigested_interaction(entry)
     meta = interaction["oracleproto"]
     tail = "".join(_tail_parts(interaction))
-    digest = entry.digest
-    if digest is None:
-        # Hashed in two parts: the ~50 KB tail is not copied into one more string first.
-        hashed = hashlib.sha256(('{"oracleproto":' + _canonical(meta)).encode("utf-8"))
-        hashed.update(tail.encode("utf-8"))
-        digest = hashed.hexdigest()
-    meta["digest"] = digest
+    # Hashed in two parts: the ~50 KB tail is not copied into one more string first.
+    meta["digest"] = digest = _digest(entry, meta, lambda: (tail.encode("utf-8"),))
     return digest, '{"oracleproto":' + _canonical(meta) + tail
 
 
@@ -308,14 +304,19 @@ def digest_and_record(entry: Entry) -> tuple[str, bytes]:
     interaction = _undigested_interaction(entry)
     meta = interaction["oracleproto"]
     tail = [part.encode("utf-8") for part in _tail_parts(interaction)]
-    digest = entry.digest
-    if digest is None:
-        hashed = hashlib.sha256(('{"oracleproto":' + _canonical(meta)).encode("utf-8"))
-        for part in tail:
-            hashed.update(part)
-        digest = hashed.hexdigest()
-    meta["digest"] = digest
+    meta["digest"] = digest = _digest(entry, meta, lambda: tail)
     return digest, b"".join((('{"oracleproto":' + _canonical(meta)).encode("utf-8"), *tail, b"\n"))
+
+
+def _digest(entry: Entry, meta: dict[str, Any], tail: Callable[[], Iterable[bytes]]) -> str:
+    """The entry's digest: the one it carries, else sha256 of its canonical text without ``digest``
+    (``meta`` is its ``oracleproto`` block, ``tail`` the encoded text after it, made only if needed)."""
+    if entry.digest is not None:
+        return entry.digest
+    hashed = hashlib.sha256(('{"oracleproto":' + _canonical(meta)).encode("utf-8"))
+    for part in tail():
+        hashed.update(part)
+    return hashed.hexdigest()
 
 
 def _tail_parts(interaction: dict[str, Any]) -> list[str]:

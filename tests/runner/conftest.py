@@ -15,9 +15,10 @@ import pytest
 
 from oracleproto.agent.result import SAMPLE_FIELDS
 from oracleproto.cli.run import write_run_analysis
-from oracleproto.clock import Clock, SystemClock
+from oracleproto.clock import Clock, FakeClock, SystemClock
 from oracleproto.dataset.demo import demo_db_path
 from oracleproto.runner.execute import RunOptions, RunSummary, execute_run
+from oracleproto.runner.replay import ReplayReport, replay_run
 from oracleproto.settings import Settings
 from oracleproto.sim.faults import FaultConfig
 from oracleproto.sim.harness import SIM_LLM_KEY, SimRunSpec, simulated_settings
@@ -111,6 +112,23 @@ def record_with(
         after=after,
     )
     return asyncio.run(execute_run(options, clock=SystemClock(), rand=random.Random(0)))
+
+
+def replay_offline(
+    original: Path, out: Path, *, processes: int | None = None, cache_root: Path | None = None
+) -> ReplayReport:
+    """``replay_run`` of ``original`` into ``out`` with a fake clock, no progress display."""
+    return asyncio.run(
+        replay_run(
+            original,
+            out,
+            clock=FakeClock(),
+            rand=random.Random(1),
+            progress=False,
+            cache_root=cache_root,
+            processes=processes,
+        )
+    )
 
 
 @pytest.fixture(scope="session")

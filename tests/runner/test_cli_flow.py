@@ -200,38 +200,23 @@ def test_a_revoked_key_aborts_with_exit_3_and_the_run_resumes_after(tmp_path: Pa
 
 
 def test_sim_run_then_replay_as_a_user_runs_them(tmp_path: Path) -> None:
-    entry = "from oracleproto.cli.main import main; main()"
-    base = [sys.executable, "-c", entry]
-    recorded = subprocess.run(
-        [*base, "sim", "run", "--runs-root", str(tmp_path / "runs"), *SMALL],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    def oracleproto(*args: str) -> subprocess.CompletedProcess[str]:
+        entry = "from oracleproto.cli.main import main; main()"
+        command = [sys.executable, "-c", entry, *args]
+        return subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+
+    recorded = oracleproto("sim", "run", "--runs-root", str(tmp_path / "runs"), *SMALL)
     assert recorded.returncode == 0, recorded.stderr
     run_dir = Path(recorded.stdout.strip().splitlines()[-1])
     assert run_dir.parent == tmp_path / "runs" and (run_dir / "manifest.json").is_file()
-    replayed = subprocess.run(
-        [*base, "replay", str(run_dir), "--out", str(tmp_path / "replayed"), "--no-progress"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    replayed = oracleproto("replay", str(run_dir), "--out", str(tmp_path / "replayed"), "--no-progress")
     assert replayed.returncode == 0, replayed.stderr
     assert "reproduced byte for byte" in replayed.stdout
     assert (tmp_path / "replayed" / run_dir.name / "manifest.json").read_bytes() == (
         run_dir / "manifest.json"
     ).read_bytes()
     # The same replay on two processes (a spawned worker runs half the questions) as a user runs it.
-    shared = subprocess.run(
-        [*base, "replay", str(run_dir), "--processes", "2", "--no-progress"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    shared = oracleproto("replay", str(run_dir), "--processes", "2", "--no-progress")
     assert shared.returncode == 0, shared.stderr
     assert "reproduced byte for byte" in shared.stdout
 

@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import asyncio
 import multiprocessing
-import random
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from oracleproto.clock import FakeClock
-from oracleproto.runner.replay import replay_run
 from oracleproto.transport import replay_index
 from oracleproto.transport.index import CacheIndex, fingerprint
 from oracleproto.transport.replay_index import REPLAY_INDEX_DIR, replay_index_dir
+from tests.runner.conftest import replay_offline
 
 
 def test_second_replay_uses_the_index_and_still_matches(
@@ -26,18 +23,7 @@ def test_second_replay_uses_the_index_and_still_matches(
     cache_root = tmp_path / "cache"
     reports = []
     for i in range(2):
-        reports.append(
-            asyncio.run(
-                replay_run(
-                    original,
-                    tmp_path / f"out{i}",
-                    clock=FakeClock(),
-                    rand=random.Random(1),
-                    progress=False,
-                    cache_root=cache_root,
-                )
-            )
-        )
+        reports.append(replay_offline(original, tmp_path / f"out{i}", cache_root=cache_root))
     assert all(r.ok for r in reports), [c for r in reports for c in r.checks if not c.ok]
     [built] = list((cache_root / REPLAY_INDEX_DIR).iterdir())
     assert built == replay_index_dir(cache_root, fingerprint(original / "cassettes"))
@@ -51,16 +37,7 @@ def test_second_replay_uses_the_index_and_still_matches(
 
 def test_small_runs_replay_without_an_index(tmp_path: Path, record_sim: Any) -> None:
     summary = record_sim(tmp_path / "rec", models=1, samples=1, analysis=False)
-    report = asyncio.run(
-        replay_run(
-            summary.run.root,
-            tmp_path / "out",
-            clock=FakeClock(),
-            rand=random.Random(1),
-            progress=False,
-            cache_root=tmp_path / "cache",
-        )
-    )
+    report = replay_offline(summary.run.root, tmp_path / "out", cache_root=tmp_path / "cache")
     assert report.ok and not (tmp_path / "cache").exists()
 
 
@@ -71,16 +48,7 @@ def test_a_replay_builds_its_index_in_worker_processes_and_still_matches(
     summary = record_sim(tmp_path / "rec", models=2, samples=1, analysis=False)
     monkeypatch.setattr(replay_index, "REPLAY_INDEX_MIN_BYTES", 0)
     monkeypatch.setattr(replay_index, "build_workers", lambda files, requested=None: 2)
-    report = asyncio.run(
-        replay_run(
-            summary.run.root,
-            tmp_path / "out",
-            clock=FakeClock(),
-            rand=random.Random(1),
-            progress=False,
-            cache_root=tmp_path / "cache",
-        )
-    )
+    report = replay_offline(summary.run.root, tmp_path / "out", cache_root=tmp_path / "cache")
     assert report.ok, [c for c in report.checks if not c.ok]
     assert multiprocessing.active_children() == []
     [built] = list((tmp_path / "cache" / REPLAY_INDEX_DIR).iterdir())

@@ -24,25 +24,12 @@ from oracleproto.cli.main import cli
 from oracleproto.clock import FakeClock
 from oracleproto.errors import OracleprotoError, ReplayMissError
 from oracleproto.runner import replay_shards
-from oracleproto.runner.replay import ReplayReport, default_processes, replay_run
+from oracleproto.runner.replay import default_processes, replay_run
 from oracleproto.runner.replay_shards import split_by_question
 from oracleproto.store import ModelStore
 from oracleproto.transport import replay_index
 from oracleproto.transport.fileio import atomic_write, dump_entries, read_entries
-
-
-def _replay(original: Path, out: Path, processes: int, cache_root: Path | None = None) -> ReplayReport:
-    return asyncio.run(
-        replay_run(
-            original,
-            out,
-            clock=FakeClock(),
-            rand=random.Random(1),
-            progress=False,
-            cache_root=cache_root,
-            processes=processes,
-        )
-    )
+from tests.runner.conftest import replay_offline
 
 
 @pytest.fixture(scope="module")
@@ -53,8 +40,8 @@ def recorded(tmp_path_factory: pytest.TempPathFactory, record_sim: Any) -> Path:
 
 
 def test_two_processes_replay_the_run_byte_for_byte_and_report_as_one(recorded: Path, tmp_path: Path) -> None:
-    alone = _replay(recorded, tmp_path / "alone", processes=1)
-    shared = _replay(recorded, tmp_path / "shared", processes=2)
+    alone = replay_offline(recorded, tmp_path / "alone", processes=1)
+    shared = replay_offline(recorded, tmp_path / "shared", processes=2)
     assert alone.ok and shared.ok, [c for c in shared.checks if not c.ok]
     assert [c.what for c in shared.checks] == [c.what for c in alone.checks]
     # The session report adds up to the single process's: requests summed, distinct keys a union.
@@ -73,7 +60,7 @@ def test_two_processes_replay_the_run_byte_for_byte_and_report_as_one(recorded: 
 
 
 def test_three_processes_replay_the_run_too(recorded: Path, tmp_path: Path) -> None:
-    report = _replay(recorded, tmp_path / "three", processes=3)
+    report = replay_offline(recorded, tmp_path / "three", processes=3)
     assert report.ok, [c for c in report.checks if not c.ok]
     assert multiprocessing.active_children() == []
 
@@ -91,7 +78,7 @@ def test_workers_started_for_a_run_with_nothing_to_run_are_released(
     monkeypatch.setattr("oracleproto.runner.replay.start_workers", spy)
     # A one-slot share list: the split leaves the worker nothing, so it is released unused.
     monkeypatch.setattr(replay_shards, "split_by_question", lambda jobs, parts, **_: [jobs, []])
-    report = _replay(recorded, tmp_path / "solo", processes=2)
+    report = replay_offline(recorded, tmp_path / "solo", processes=2)
     assert report.ok and len(started) == 1 and not started[0].alive
     assert multiprocessing.active_children() == []
 
@@ -104,8 +91,8 @@ def test_an_indexed_replay_uses_two_processes_by_default(
     cache = tmp_path / "cache"
     assert default_processes(cache) == 2 and default_processes(None) == 1
     # The first replay builds the index in this process, then the worker opens it built.
-    first = _replay(recorded, tmp_path / "first", processes=2, cache_root=cache)
-    again = _replay(recorded, tmp_path / "again", processes=2, cache_root=cache)
+    first = replay_offline(recorded, tmp_path / "first", processes=2, cache_root=cache)
+    again = replay_offline(recorded, tmp_path / "again", processes=2, cache_root=cache)
     assert first.ok and again.ok, [c for c in first.checks + again.checks if not c.ok]
 
 
@@ -129,7 +116,7 @@ def _worker_questions(run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 
     with monkeypatch.context() as patch:
         patch.setattr(replay_shards, "split_by_question", spy)
-        assert _replay(run, tmp_path / "probe", processes=2).ok
+        assert replay_offline(run, tmp_path / "probe", processes=2).ok
     own, other = parts
     assert own and other
     return {job[1] for job in other}
@@ -144,7 +131,7 @@ def test_a_miss_in_the_worker_fails_the_replay_with_its_message_and_leaves_nothi
         assert _drop_llm_entries_of(damaged, question) > 0
     out = tmp_path / "out"
     with pytest.raises(ReplayMissError) as caught:
-        _replay(damaged, out, processes=2)
+        replay_offline(damaged, out, processes=2)
     # The worker's error, as one process raises it: it names the user's cassettes, not the copy's.
     assert str(caught.value).startswith("replay miss on channel llm: model ")
     assert str(damaged / "cassettes") in str(caught.value) and str(out) not in str(caught.value)
@@ -161,7 +148,7 @@ def test_a_worker_that_dies_fails_the_replay_clearly_and_leaves_nothing(
     out = tmp_path / "out"
     try:
         with pytest.raises(OracleprotoError, match=r"replay worker process \d+ ended \(exit code -9\)"):
-            _replay(recorded, out, processes=2)
+            replay_offline(recorded, out, processes=2)
     finally:
         killpoints._configured.cache_clear()
     assert not out.exists()
@@ -276,6 +263,6 @@ def test_a_machine_that_cannot_start_a_worker_replays_in_one_process(
         raise OSError(11, "Resource temporarily unavailable")
 
     monkeypatch.setattr("oracleproto.runner.replay.start_workers", no_processes)
-    report = _replay(recorded, tmp_path / "alone", processes=2)
+    report = replay_offline(recorded, tmp_path / "alone", processes=2)
     assert report.ok, [c for c in report.checks if not c.ok]
     assert multiprocessing.active_children() == []

@@ -1,4 +1,5 @@
-"""``digest_and_record`` (issue 18: the journal record built from parts encoded once) and long bodies."""
+"""``digest_and_record`` and ``digest_and_line`` (issue 18: bodies encoded once, the journal record
+built from parts encoded once, the long-string fast path) give the reference texts."""
 
 from __future__ import annotations
 
@@ -20,7 +21,9 @@ from oracleproto.transport.entry import (
     interaction_digest,
 )
 
-_SHORT = st.text(alphabet=st.sampled_from(list('ab {}"\\:\n\r\t\x00\x1f\x7f\x80é中\U0001f600')), max_size=20)
+_SHORT = st.text(
+    alphabet=st.sampled_from(list('ab {}"\\:\n\r\t\x00\x1f\x7f\x80é中\U0001f600\u2028')), max_size=20
+)
 _PAD = "forecast of resolved events " * (LONG_STRING // 28 + 1)
 #: Bodies around the fast path's threshold and far above it, with any character around them.
 _BODY = (
@@ -64,6 +67,7 @@ def test_record_is_the_reference_line_and_reads_back(request_body: str, body: by
     assert digest_and_record(entry) == (digest, record)
     assert digest_and_line(entry) == (digest, line)
     # A digest already on the entry is reused; the record reads back as the same entry.
-    assert digest_and_record(dataclasses.replace(entry, digest="d" * 64))[0] == "d" * 64
+    carried = dataclasses.replace(entry, digest="d" * 64)
+    assert digest_and_record(carried)[0] == digest_and_line(carried)[0] == "d" * 64
     loaded = from_interaction(from_json_safe(json.loads(record)), "test")
     assert (loaded.request_body, loaded.body, loaded.digest) == (request_body, body, digest)
