@@ -7,7 +7,7 @@ from pathlib import Path
 from oracleproto.analysis.heap import release_heap
 from oracleproto.analysis.prices import PriceTable
 from oracleproto.analysis.report import AnalysisResult, analyze_run
-from oracleproto.analysis.writer import write_analysis
+from oracleproto.analysis.writer import PlotDrawer, draw_here, write_analysis
 from oracleproto.settings import AnalysisSettings
 
 
@@ -23,9 +23,12 @@ def analyze_with_settings(run_root: Path, settings: AnalysisSettings) -> Analysi
     )
 
 
-def write_run_analysis(run_root: Path, settings: AnalysisSettings) -> list[Path]:
+def write_run_analysis(
+    run_root: Path, settings: AnalysisSettings, draw_plots: PlotDrawer = draw_here
+) -> list[Path]:
     """Compute every metric of ``run_root`` and write ``run_root/analysis`` (atomically)."""
     # The pass runs after a whole run in the same process: start it from a trimmed heap, so its
     # peak does not grow with the run (analysis/heap.py).
     release_heap()
-    return write_analysis(analyze_with_settings(run_root, settings), run_root / "analysis")
+    result = analyze_with_settings(run_root, settings)
+    return write_analysis(result, run_root / "analysis", draw_plots=draw_plots)

@@ -7,8 +7,9 @@ import math
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from oracleproto import killpoints
 from oracleproto._version import ANALYSIS_REVISION
@@ -26,6 +27,39 @@ MARKER = ".oracleproto-analysis"
 #: the analysis pass carries them over unchanged instead of deleting them.
 FOREIGN_SUBDIRS = (AUDIT_SUBDIR,)
 FLOAT_DECIMALS = 6
+
+
+class PendingPlots(Protocol):
+    """Plots being drawn into an analysis's temporary folder."""
+
+    def wait(self) -> None:
+        """Return once every plot file is written (raise what drawing them raised)."""
+
+    def cancel(self) -> None:
+        """Stop drawing: no plot file is written after this returns."""
+
+
+#: Starts drawing ``result``'s plots into a folder and returns at once (a replay hands them to an
+#: idle worker process, ``runner/replay_tasks.py``); :func:`draw_here` draws them before returning.
+PlotDrawer = Callable[[AnalysisResult, Path], PendingPlots]
+
+
+class _Drawn:
+    """Plots already written (nothing to wait for or cancel)."""
+
+    def wait(self) -> None:
+        """Nothing pending."""
+
+    def cancel(self) -> None:
+        """Nothing pending."""
+
+
+def draw_here(result: AnalysisResult, out: Path) -> PendingPlots:
+    """Draw the plots in this process, now."""
+    from oracleproto.analysis.plots import write_plots  # matplotlib only when plots are drawn
+
+    write_plots(result, out)
+    return _Drawn()
 
 
 def normalise(value: Any) -> Any:
@@ -54,11 +88,14 @@ def write_analysis(
     formats: str = "all",
     plots: bool = True,
     style: TableStyle = DEFAULT_STYLE,
+    *,
+    draw_plots: PlotDrawer = draw_here,
 ) -> list[Path]:
     """Write tables/summary/plots into ``out`` atomically; returns the written file names.
 
     ``style`` changes only how Tables 3–5 print (``report --decimals/--ci/--bold``); the run's
     own analysis pass and ``verify`` use the default, so a styled report belongs in ``--out``.
+    ``draw_plots`` is started before the tables are written, and waited for after them.
     """
     if formats not in FORMATS:
         raise AnalysisError(f"unknown format {formats!r}: expected one of {', '.join(FORMATS)}")
@@ -70,7 +107,10 @@ def write_analysis(
     out.parent.mkdir(parents=True, exist_ok=True)
     remove_leftovers(out)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
+    pending: PendingPlots = _Drawn()
     try:
+        if plots and formats == "all":
+            pending = draw_plots(result, tmp)
         (tmp / MARKER).write_text(f"convention={result.convention.value}\n", encoding="utf-8")
         chosen = list(RENDERERS) if formats == "all" else [f for f in (formats,) if f in RENDERERS]
         if formats in ("json", "all"):
@@ -83,10 +123,7 @@ def write_analysis(
                 (tmp / f"{name}{suffix}").write_text(render_setup(result, name, fmt), encoding="utf-8")
         if formats in ("csv", "all"):
             (tmp / MODEL_SUMMARY_CSV).write_text(render_model_summary(result), encoding="utf-8")
-        if plots and formats == "all":
-            from oracleproto.analysis.plots import write_plots
-
-            write_plots(result, tmp)
+        pending.wait()
         written = sorted(p.relative_to(tmp) for p in tmp.iterdir())
         for name in FOREIGN_SUBDIRS:
             if (out / name).is_dir():
@@ -94,6 +131,7 @@ def write_analysis(
         killpoints.reached("analysis")
         swap_directory(tmp, out)
     except BaseException as exc:
+        pending.cancel()  # before the folder goes: nothing may write into it afterwards
         shutil.rmtree(tmp, ignore_errors=True)
         if isinstance(exc, OSError) and exc.filename is None:
             exc.filename = str(out)  # a failed write() names no file: name the output folder

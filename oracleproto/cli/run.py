@@ -14,6 +14,7 @@ import click
 from oracleproto.analysis import analyze_run
 from oracleproto.analysis.postrun import write_run_analysis as analysis_pass
 from oracleproto.analysis.tables import render_markdown
+from oracleproto.analysis.writer import PlotDrawer, draw_here
 from oracleproto.audit import RefreshOptions, parse_selector
 from oracleproto.cli.audit import refresh_target, run_refresh, select_option
 from oracleproto.cli.exits import EXIT_FAILED, stopped_exit_status
@@ -40,9 +41,9 @@ MAIN_TABLES = ("table3_overall", "table4_buckets", "table5_consistency")
 EXIT_MISMATCH = EXIT_FAILED
 
 
-def write_run_analysis(run: RunDir, settings: Settings) -> None:
+def write_run_analysis(run: RunDir, settings: Settings, draw_plots: PlotDrawer = draw_here) -> None:
     """The post-run pass: write ``analysis/`` under the run's own analysis settings."""
-    analysis_pass(run.root, settings.analysis)
+    analysis_pass(run.root, settings.analysis, draw_plots)
 
 
 def execute_and_report(options: RunOptions, rand: RandomBits) -> None:

@@ -251,6 +251,12 @@ async def _execute_locked(
     return summary
 
 
+def _end_shards(shards: list[ReplayShard], *, keep: bool) -> None:
+    """Stop the workers (``keep``: their samples are in and their owner stops them)."""
+    for shard in shards if not keep else ():
+        shard.stop()
+
+
 @dataclass(frozen=True)
 class _SampleWriter:
     """Stores and accounts each finished sample, whichever process ran it."""
@@ -413,7 +419,9 @@ async def _run_jobs(
         clock=clock,
         cache_dir=options.cache_dir,
     )
-    shard_traffic = SessionTraffic()
+    # Workers the caller started stay once their samples are in: it asks follow-ups of them (the
+    # plots, runner/replay_plots.py) and stops them. On any failure they end here.
+    shard_traffic, keep_shards = SessionTraffic(), False
     try:
         with RunProgress(totals, done, enabled=options.progress) as progress:
             _attach_display(monitor, progress)
@@ -423,14 +431,14 @@ async def _run_jobs(
                     group.create_task(one(job, writer))
                 for shard in shards:
                     group.create_task(sharded(shard, writer))
+        keep_shards = options.replay_workers is not None
         killpoints.reached("last-sample")
     except* RunStoppedError as stop_group:
         failure = stop_group.exceptions[0]
     except* OracleprotoError as group_error:
         failure = group_error.exceptions[0]
     finally:
-        for shard in shards:
-            shard.stop()
+        _end_shards(shards, keep=keep_shards and failure is None)
         await channels.aclose()
         # aclose, not close: in record mode the cache owns the live async transport and its sockets.
         await cache.aclose()

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from oracleproto.analysis.writer import PlotDrawer, draw_here
 from oracleproto.clock import Clock
 from oracleproto.dataset.demo import demo_db_path
 from oracleproto.dataset.hashes import source_db_hash
@@ -14,6 +15,7 @@ from oracleproto.errors import OracleprotoError, StoreError
 from oracleproto.paths import first_missing_ancestor
 from oracleproto.runner.execute import Recorded, RunOptions, RunSummary, execute_run
 from oracleproto.runner.reconstruct import settings_from_snapshot
+from oracleproto.runner.replay_plots import WorkerPlots
 from oracleproto.runner.replay_shards import ReplayShard, start_workers, usable_cpus
 from oracleproto.runner.resume_guard import check_harness_revision
 from oracleproto.runner.stopping import resume_arguments
@@ -26,6 +28,8 @@ from oracleproto.transport.layout import JOURNAL_DIR, LOCK_FILE, all_cassette_fi
 from oracleproto.transport.replay_index import replay_index_dir, wants_index
 from oracleproto.transport.store import has_leftover_journal
 
+#: The analysis pass of a replay: the replayed run, its settings, and who draws the plots.
+AnalysisPass = Callable[[RunDir, Settings, PlotDrawer], None]
 #: Processes a large replay uses by default (more rarely pays: each memoises the shared requests).
 DEFAULT_REPLAY_PROCESSES = 2
 
@@ -84,21 +88,42 @@ def _first_divergence(a: str, b: str) -> str:
     return f"lengths differ ({len(a)} vs {len(b)} chars)"
 
 
-def compare_runs(original: RunDir, replayed: RunDir) -> list[Check]:
-    """Manifest bytes, each DB's logical content, every analysis file, byte for byte."""
+def _db_pairs(original: RunDir, replayed: RunDir) -> list[tuple[Path, Path]]:
+    """Each model DB of ``original`` and where the replay writes its twin."""
+    paths = original.model_db_paths(original.load_manifest()).values()
+    return [(path, replayed.root / path.relative_to(original.root)) for path in paths]
+
+
+def db_digests(original: RunDir, replayed: RunDir) -> dict[Path, str]:
+    """The logical digests ``compare_runs`` compares, of every DB of both runs that can be read."""
+    digests: dict[Path, str] = {}
+    for pair in _db_pairs(original, replayed):
+        for path in pair:
+            try:
+                digests[path] = logical_digest(path)
+            except (OracleprotoError, OSError):
+                continue  # compare_runs meets it again and reports it
+    return digests
+
+
+def compare_runs(original: RunDir, replayed: RunDir, known: dict[Path, str] | None = None) -> list[Check]:
+    """Manifest bytes, each DB's logical content, every analysis file, byte for byte.
+
+    ``known``: logical digests already computed (``db_digests``, while the plots were drawn).
+    """
+    known = known or {}
     checks: list[Check] = []
     a = original.manifest_path.read_text(encoding="utf-8")
     b = replayed.manifest_path.read_text(encoding="utf-8")
     checks.append(Check("manifest.json", a == b, "" if a == b else _first_divergence(a, b)))
-    manifest = original.load_manifest()
-    for path in original.model_db_paths(manifest).values():
-        other = replayed.root / path.relative_to(original.root)
+    for path, other in _db_pairs(original, replayed):
         if not other.is_file():
             checks.append(Check(f"db/{path.name}", False, "missing from the replay"))
             continue
         # Digests first, one database at a time: two whole dumps held at once were a replay's peak
         # memory. Only a difference needs the texts, to show where they diverge.
-        if logical_digest(path) == logical_digest(other):
+        left_digest = known.get(path) or logical_digest(path)
+        if left_digest == (known.get(other) or logical_digest(other)):
             checks.append(Check(f"db/{path.name}", True))
             continue
         left, right = logical_dump(path), logical_dump(other)
@@ -126,7 +151,7 @@ async def replay_run(
     rand: RandomBits,
     dataset: Path | None = None,
     progress: bool = True,
-    after: Callable[[RunDir, Settings], None] | None = None,
+    after: AnalysisPass | None = None,
     cache_root: Path | None = None,
     processes: int | None = None,
 ) -> ReplayReport:
@@ -135,7 +160,8 @@ async def replay_run(
     With ``cache_root`` a large run is served from the ``cache/`` index of its cassettes (no YAML
     parsed, bounded memory) when it is fresh, and (re)builds it when it is not. ``processes``
     share the samples (``runner/replay_shards.py``); None: two when the run is served from the
-    index and this process may use two CPUs, else one.
+    index and this process may use two CPUs, else one. With a worker, ``after`` has it draw the
+    plots while this process computes the comparison's digests (``runner/replay_plots.py``).
     """
     original = RunDir.open(original_dir)
     manifest = original.load_manifest()
@@ -181,6 +207,8 @@ async def replay_run(
             workers = start_workers(count)
         except OSError:
             count = 1
+        known: dict[Path, str] = {}
+        drawer = _plot_drawer(workers, original, RunDir(target, manifest.run_id), known)
         # A crash journal or lock file belongs to a process of the original, not to the copy.
         ignore = shutil.ignore_patterns(JOURNAL_DIR, LOCK_FILE)
         shutil.copytree(original.cassettes_dir, target / "cassettes", dirs_exist_ok=True, ignore=ignore)
@@ -199,14 +227,15 @@ async def replay_run(
             run_id=manifest.run_id,
             recorded=recorded,
             progress=progress,
-            after=after,
+            after=None if after is None else lambda run, settings: after(run, settings, drawer),
             cache_dir=cache_dir,
             replay_processes=count,
             replay_workers=workers,
         )
         summary = await execute_run(options, clock=clock, rand=rand)
         replayed = RunDir.open(target)
-        return ReplayReport(original.root, replayed.root, tuple(compare_runs(original, replayed)), summary)
+        checks = compare_runs(original, replayed, known)
+        return ReplayReport(original.root, replayed.root, tuple(checks), summary)
     except BaseException as exc:
         # A failed replay leaves nothing: not the copied cassettes, not a half-written run.
         shutil.rmtree(created if created is not None else target, ignore_errors=True)
@@ -216,6 +245,15 @@ async def replay_run(
     finally:
         for worker in workers:
             worker.stop()  # a worker not given slots (nothing to run, or a refusal before) ends here
+
+
+def _plot_drawer(
+    workers: list[ReplayShard], original: RunDir, replayed: RunDir, known: dict[Path, str]
+) -> PlotDrawer:
+    """Who draws the replay's plots: a worker, while this process fills ``known`` (``db_digests``)."""
+    if not workers:
+        return draw_here
+    return WorkerPlots(workers[0], lambda: known.update(db_digests(original, replayed)))
 
 
 def default_processes(cache_dir: Path | None) -> int:

@@ -9,6 +9,10 @@ is written exactly as a single process writes it (rows are compared sorted: orde
 question's samples stay together because they share search and detector requests, which each
 process memoises.
 
+A worker done with its slots stays for follow-ups this process asks of it, in order
+(``ReplayShard.call``): a replay has it draw the analysis's plots (``runner/replay_plots.py``)
+while this process writes the tables and compares the databases.
+
 Workers start with ``spawn`` (this process runs an event loop and threads: no ``fork``). A worker
 ignores Ctrl-C (the terminal sends it to the whole group) and is terminated by this process on
 any stop or failure; when this process dies, the worker's next send fails and it exits.
@@ -115,12 +119,41 @@ def worker_main(conn: Connection) -> None:
         from oracleproto.transport import recorder  # noqa: F401
 
         asyncio.run(_serve(conn.recv(), conn))
+        _follow_ups(conn)
     except (BrokenPipeError, EOFError, ConnectionResetError):
         return  # the main process is gone: nobody wants the rest
     except BaseException as exc:
         _send_error(conn, exc)
     finally:
         conn.close()
+
+
+def _warm_plots() -> None:
+    """Import the plotting stack (matplotlib) before the plots are asked for."""
+    import oracleproto.analysis.plots  # noqa: F401
+
+
+def _draw_plots(result: Any, folder: Path) -> None:
+    """Write the analysis's plots into ``folder`` (the analysis's temporary folder)."""
+    from oracleproto.analysis.plots import write_plots
+
+    write_plots(result, folder)
+
+
+#: What a worker done with its slots does when asked: name → function of the call's arguments.
+FOLLOW_UPS: dict[str, Callable[..., None]] = {"warm_plots": _warm_plots, "draw_plots": _draw_plots}
+
+
+def _follow_ups(conn: Connection) -> None:
+    """Serve follow-ups until this process closes the pipe: ``("result",)`` or ``("failed", why)`` each."""
+    while True:
+        name, args = conn.recv()
+        try:
+            FOLLOW_UPS[name](*args)
+        except Exception as exc:
+            conn.send(("failed", f"{type(exc).__name__}: {exc}"))
+        else:
+            conn.send(("result",))
 
 
 def _first_failure(exc: BaseException) -> BaseException:
@@ -262,6 +295,10 @@ def start_shards(
     return own, busy
 
 
+class FollowUpError(OracleprotoError):
+    """A worker's follow-up did not run: it failed there, or the worker is gone (do it here)."""
+
+
 class ReplayShard:
     """One worker process and the messages it sends; ``stop`` ends it whatever state it is in."""
 
@@ -269,6 +306,14 @@ class ReplayShard:
         self.jobs: list[Job] = []
         self.number = next(_worker_ids)
         self._stopped = False
+        #: Follow-ups asked before the worker had its slots (sent right after them).
+        self._queued: list[tuple[str, tuple[Any, ...]]] = []
+        self._assigned = False
+        self._shard_over = False
+        self._asked = 0
+        self._read = 0
+        #: Follow-up replies read and not yet taken, by the number of the call they answer.
+        self._replies: dict[int, tuple[Any, ...]] = {}
         context = multiprocessing.get_context("spawn")
         mine, theirs = context.Pipe(duplex=True)
         self._conn = mine
@@ -283,6 +328,47 @@ class ReplayShard:
         """Give the worker its slots (it starts on them at once)."""
         self.jobs = spec.jobs
         self._conn.send(spec)
+        self._assigned = True
+        for follow_up in self._queued:
+            self._conn.send(follow_up)
+        self._queued.clear()
+
+    def call(self, name: str, *args: Any) -> Callable[[], None]:
+        """Ask for a follow-up (``FOLLOW_UPS``) for when the worker is done with its slots; returns
+        a function that waits for it and raises :class:`FollowUpError` if it did not run.
+
+        Wait only once the worker's samples are all in (``run`` returned): until then its pipe is
+        read by ``messages``.
+        """
+        number = self._asked
+        self._asked += 1
+        try:
+            if self._stopped:
+                raise OSError("stopped")
+            if self._assigned:
+                self._conn.send((name, args))
+            else:
+                self._queued.append((name, args))
+        except (OSError, ValueError) as exc:  # a stopped worker's closed pipe
+            why = f"the worker is gone ({exc})"
+            return lambda: self._failed(name, why)
+        return lambda: self._reply(number, name)
+
+    def _failed(self, name: str, why: str) -> None:
+        raise FollowUpError(f"replay worker process {self.number}: {name}: {why}")
+
+    def _reply(self, number: int, name: str) -> None:
+        if not self._shard_over:
+            self._failed(name, "its samples are not all in yet")
+        try:
+            while number not in self._replies:
+                self._replies[self._read] = self._conn.recv()
+                self._read += 1
+        except (OSError, EOFError, ValueError) as exc:
+            self._failed(name, f"the worker is gone ({type(exc).__name__})")
+        reply = self._replies.pop(number)
+        if reply[0] != "result":
+            self._failed(name, str(reply[1]))
 
     def release(self) -> None:
         """End a worker that has nothing to do."""
@@ -320,6 +406,8 @@ class ReplayShard:
         threading.Thread(target=pump, name=f"replay-shard-{self.number}", daemon=True).start()
         while (message := await queue.get()) is not None:
             permits.release()
+            if message[0] == "done":
+                self._shard_over = True
             yield message
             if message[0] in ("done", "error"):
                 return

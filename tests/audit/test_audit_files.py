@@ -110,7 +110,7 @@ async def test_a_refreshed_run_replays_byte_for_byte(runs: tuple[Path, Path], tm
     write_run_analysis(new, ANALYSIS)
     report = await replay_run(
         new, tmp_path / "replayed", clock=FakeClock(), rand=random.Random(0), progress=False,
-        after=lambda run, settings: write_run_analysis(run.root, settings.analysis),
+        after=lambda run, settings, plots: write_run_analysis(run.root, settings.analysis, plots),
     )  # fmt: skip
     assert [(c.what, c.detail) for c in report.checks if not c.ok] == []
     checked = {c.what for c in report.checks}

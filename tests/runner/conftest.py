@@ -115,9 +115,15 @@ def record_with(
 
 
 def replay_offline(
-    original: Path, out: Path, *, processes: int | None = None, cache_root: Path | None = None
+    original: Path,
+    out: Path,
+    *,
+    processes: int | None = None,
+    cache_root: Path | None = None,
+    analysis: bool = False,
 ) -> ReplayReport:
-    """``replay_run`` of ``original`` into ``out`` with a fake clock, no progress display."""
+    """``replay_run`` of ``original`` into ``out`` with a fake clock, no progress display
+    (``analysis``: with the analysis pass, as the CLI replays a run that has one)."""
     return asyncio.run(
         replay_run(
             original,
@@ -125,6 +131,7 @@ def replay_offline(
             clock=FakeClock(),
             rand=random.Random(1),
             progress=False,
+            after=write_run_analysis if analysis else None,
             cache_root=cache_root,
             processes=processes,
         )

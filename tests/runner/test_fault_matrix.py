@@ -149,8 +149,9 @@ def _settings(sim: Simulator, runs_root: Path, scenario: Scenario) -> Settings:
     return settings.model_copy(update=update)
 
 
-def analysis_without_plots(run: RunDir, settings: Settings) -> None:
-    """The post-run analysis pass minus the plots (every table and ``summary.json``)."""
+def analysis_without_plots(run: RunDir, settings: Settings, _plots: object = None) -> None:
+    """The post-run analysis pass minus the plots (every table and ``summary.json``); a replay's
+    pass is also told who draws the plots (none here)."""
     options = settings.analysis
     result = analyze_run(
         run.root, options.convention, bootstrap_samples=options.bootstrap_samples, seed=options.seed
@@ -158,7 +159,7 @@ def analysis_without_plots(run: RunDir, settings: Settings) -> None:
     write_analysis(result, run.analysis_dir, plots=False)
 
 
-def _analysis(scenario: Scenario) -> Callable[[RunDir, Settings], None]:
+def _analysis(scenario: Scenario) -> Callable[..., None]:
     return write_run_analysis if scenario.plots else analysis_without_plots
 
 

@@ -74,7 +74,7 @@ def test_gc_lists_then_removes_exactly_the_unused_entry(run_with_garbage: RunDir
     assert report.ok, report.failures  # root digest and attestation re-sealed, samples untouched
     replay = replay_run(
         run.root, tmp_path / "replayed", clock=FakeClock(), rand=random.Random(0), progress=False,
-        after=lambda replayed, settings: write_run_analysis(replayed.root, settings.analysis),
+        after=lambda replayed, settings, plots: write_run_analysis(replayed.root, settings.analysis, plots),
     )  # fmt: skip
     replayed = asyncio.run(replay)
     assert replayed.ok, [c for c in replayed.checks if not c.ok]
