@@ -15,7 +15,8 @@ while this process writes the tables and compares the databases.
 
 Workers start with ``spawn`` (this process runs an event loop and threads: no ``fork``). A worker
 ignores Ctrl-C (the terminal sends it to the whole group) and is terminated by this process on
-any stop or failure; when this process dies, the worker's next send fails and it exits.
+any stop or failure; when this process dies, the worker's next send (or, waiting for a follow-up,
+its next receive) fails and it exits.
 """
 
 from __future__ import annotations
@@ -364,6 +365,8 @@ class ReplayShard:
         raise FollowUpError(f"replay worker process {self.number}: {name}: {why}")
 
     def _reply(self, number: int, name: str) -> None:
+        if self._stopped:
+            self._failed(name, "the worker was stopped")
         if not self._shard_over:
             self._failed(name, "its samples are not all in yet")
         try:

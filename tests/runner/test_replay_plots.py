@@ -157,8 +157,10 @@ def test_a_follow_up_waited_for_before_the_samples_are_in_is_refused() -> None:
             reply()
     finally:
         worker.stop()
+    with pytest.raises(FollowUpError, match="the worker was stopped"):
+        reply()  # asked before it stopped (a worker released unused): done here instead
     with pytest.raises(FollowUpError, match="the worker is gone"):
-        worker.call("warm_plots")()  # a stopped worker: what was asked is done here instead
+        worker.call("warm_plots")()  # asked of a stopped worker
 
 
 def test_an_unknown_follow_up_fails_on_the_worker_with_its_name(
