@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -235,6 +236,11 @@ async def replay_run(
         summary = await execute_run(options, clock=clock, rand=rand)
         replayed = RunDir.open(target)
         checks = compare_runs(original, replayed, known)
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            # A stop (Ctrl-C, SIGTERM) asked while the analysis and comparison ran (no await since):
+            # the task would end cancelled anyway, so it ends as every stopped replay does, removed.
+            raise asyncio.CancelledError
         return ReplayReport(original.root, replayed.root, tuple(checks), summary)
     except BaseException as exc:
         # A failed replay leaves nothing: not the copied cassettes, not a half-written run.

@@ -3,8 +3,10 @@ drawn here, the replay still matches byte for byte, and nothing is left behind."
 
 from __future__ import annotations
 
+import asyncio
 import multiprocessing
 import os
+import random
 import re
 import signal
 from collections.abc import Callable
@@ -15,8 +17,10 @@ import pytest
 
 from oracleproto import killpoints
 from oracleproto.analysis import writer
+from oracleproto.cli.run import write_run_analysis
+from oracleproto.clock import FakeClock
 from oracleproto.runner import replay_plots
-from oracleproto.runner.replay import compare_runs, db_digests
+from oracleproto.runner.replay import compare_runs, db_digests, replay_run
 from oracleproto.runner.replay_shards import FollowUpError, ReplayShard
 from oracleproto.store import RunDir
 from tests.runner.conftest import replay_offline
@@ -202,3 +206,27 @@ def test_digests_computed_while_the_plots_draw_are_the_ones_compared(recorded: P
     first = sorted((recorded / "db").glob("*.db"))[0]
     known[first] = "0" * 64
     assert compare_runs(original, replayed, known) == compare_runs(original, replayed)
+
+
+def test_a_stop_asked_during_the_analysis_removes_the_replay_like_any_other_stop(
+    recorded: Path, tmp_path: Path
+) -> None:
+    # A signal handler cancels the replay's task while the analysis runs, which never awaits: the
+    # replay then finishes its last synchronous steps, and used to end "cancelled" with its whole
+    # output left in place (the CLI said it was removed).
+    out = tmp_path / "out"
+
+    def analysis_then_stop(run: RunDir, settings: Any, draw_plots: writer.PlotDrawer) -> None:
+        write_run_analysis(run, settings, draw_plots)
+        task = asyncio.current_task()
+        assert task is not None
+        task.cancel()
+
+    replay = replay_run(
+        recorded, out, clock=FakeClock(), rand=random.Random(1), progress=False,
+        after=analysis_then_stop, processes=2,
+    )  # fmt: skip
+    with pytest.raises(asyncio.CancelledError):
+        asyncio.run(replay)
+    assert not out.exists()
+    assert multiprocessing.active_children() == []
