@@ -40,7 +40,7 @@ class PendingPlots(Protocol):
 
 
 #: Starts drawing ``result``'s plots into a folder and returns at once (a replay hands them to an
-#: idle worker process, ``runner/replay_tasks.py``); :func:`draw_here` draws them before returning.
+#: idle worker process, ``runner/replay_plots.py``); :func:`draw_here` draws them before returning.
 PlotDrawer = Callable[[AnalysisResult, Path], PendingPlots]
 
 
