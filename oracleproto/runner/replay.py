@@ -236,11 +236,7 @@ async def replay_run(
         summary = await execute_run(options, clock=clock, rand=rand)
         replayed = RunDir.open(target)
         checks = compare_runs(original, replayed, known)
-        task = asyncio.current_task()
-        if task is not None and task.cancelling():
-            # A stop (Ctrl-C, SIGTERM) asked while the analysis and comparison ran (no await since):
-            # the task would end cancelled anyway, so it ends as every stopped replay does, removed.
-            raise asyncio.CancelledError
+        _raise_if_stopped()
         return ReplayReport(original.root, replayed.root, tuple(checks), summary)
     except BaseException as exc:
         # A failed replay leaves nothing: not the copied cassettes, not a half-written run.
@@ -251,6 +247,18 @@ async def replay_run(
     finally:
         for worker in workers:
             worker.stop()  # a worker not given slots (nothing to run, or a refusal before) ends here
+
+
+def _raise_if_stopped() -> None:
+    """Raise ``CancelledError`` if a stop (Ctrl-C, SIGTERM) was asked since the last ``await``.
+
+    The analysis and the comparison never await: a stop asked while they run would let the replay
+    finish and its task end cancelled anyway, with the run left in place. It ends as every stopped
+    replay does instead, removed.
+    """
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
 
 
 def _plot_drawer(
