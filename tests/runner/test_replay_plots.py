@@ -4,6 +4,7 @@ drawn here, the replay still matches byte for byte, and nothing is left behind."
 from __future__ import annotations
 
 import asyncio
+import errno
 import multiprocessing
 import os
 import random
@@ -132,8 +133,7 @@ def test_a_drawing_that_fails_on_the_worker_is_done_here(
 def test_an_analysis_that_fails_while_the_worker_draws_ends_it_and_leaves_nothing(
     recorded: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(killpoints.ENV_VAR, "analysis@ENOSPC")
-    killpoints._configured.cache_clear()
+    # The tables are written while the worker draws: a full disk there fails the pass mid-drawing.
     out = tmp_path / "out"
     stopped: list[bool] = []
     real_cancel = replay_plots._OnWorker.cancel
@@ -142,13 +142,29 @@ def test_an_analysis_that_fails_while_the_worker_draws_ends_it_and_leaves_nothin
         real_cancel(self)
         stopped.append(not self._drawer.worker.alive)
 
+    def disk_full(result: Any) -> str:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
     monkeypatch.setattr(replay_plots._OnWorker, "cancel", spy_cancel)
+    monkeypatch.setattr(writer, "summary_json", disk_full)
+    with pytest.raises(OSError, match="No space left"):
+        replay_offline(recorded, out, processes=2, analysis=True)
+    assert stopped == [True]  # the worker ended before the temporary folder was removed
+    assert not out.exists()
+    assert multiprocessing.active_children() == []
+
+
+def test_an_analysis_that_fails_after_the_plots_leaves_nothing(
+    recorded: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(killpoints.ENV_VAR, "analysis@ENOSPC")  # every file written, not yet swapped in
+    killpoints._configured.cache_clear()
+    out = tmp_path / "out"
     try:
         with pytest.raises(OSError, match="No space left"):
             replay_offline(recorded, out, processes=2, analysis=True)
     finally:
         killpoints._configured.cache_clear()
-    assert stopped == [True]  # the worker ended before the temporary folder was removed
     assert not out.exists()
     assert multiprocessing.active_children() == []
 
