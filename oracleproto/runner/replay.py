@@ -209,7 +209,7 @@ async def replay_run(
         except OSError:
             count = 1
         known: dict[Path, str] = {}
-        drawer = _plot_drawer(workers, original, RunDir(target, manifest.run_id), known)
+        drawer = _plot_drawer(workers if after else [], original, RunDir(target, manifest.run_id), known)
         # A crash journal or lock file belongs to a process of the original, not to the copy.
         ignore = shutil.ignore_patterns(JOURNAL_DIR, LOCK_FILE)
         shutil.copytree(original.cassettes_dir, target / "cassettes", dirs_exist_ok=True, ignore=ignore)
@@ -264,7 +264,10 @@ def _raise_if_stopped() -> None:
 def _plot_drawer(
     workers: list[ReplayShard], original: RunDir, replayed: RunDir, known: dict[Path, str]
 ) -> PlotDrawer:
-    """Who draws the replay's plots: a worker, while this process fills ``known`` (``db_digests``)."""
+    """Who draws the replay's plots: a worker, while this process fills ``known`` (``db_digests``).
+
+    Without ``workers`` (one process, or a replay without an analysis pass: nothing is asked of the
+    worker, which then never imports matplotlib), this process, as the pass runs."""
     if not workers:
         return draw_here
     return WorkerPlots(workers[0], lambda: known.update(db_digests(original, replayed)))

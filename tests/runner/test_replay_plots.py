@@ -246,3 +246,16 @@ def test_a_stop_asked_during_the_analysis_removes_the_replay_like_any_other_stop
         asyncio.run(replay)
     assert not out.exists()
     assert multiprocessing.active_children() == []
+
+
+def test_a_replay_without_an_analysis_asks_nothing_of_its_worker(
+    recorded: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked: list[str] = []
+    _on_call(monkeypatch, "warm_plots", lambda worker: asked.append("warm_plots"))
+    _on_call(monkeypatch, "draw_plots", lambda worker: asked.append("draw_plots"))
+    report = replay_offline(recorded, tmp_path / "out", processes=2, analysis=False)
+    # (The recording has an analysis, so the replay without one reports those files missing.)
+    assert all(c.ok for c in report.checks if not c.what.startswith("analysis/"))
+    assert asked == []  # no matplotlib import in a worker for plots nobody draws
+    assert multiprocessing.active_children() == []
