@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from typing import Any
 
 try:  # json's C encoder and escaper, as json.dumps runs them (CPython)
@@ -16,9 +17,21 @@ except ImportError:  # another Python: the plain json paths below (same text, no
     make_encoder = None
 
 
-def canonical_json(value: Any) -> str:
-    """Serialise ``value`` as compact JSON with sorted keys, non-ASCII kept."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+def _not_serializable(value: Any) -> Any:
+    raise TypeError(f"Object of type {value.__class__.__name__} is not JSON serializable")
+
+
+def canonical_json(value: Any, default: Callable[[Any], Any] | None = None) -> str:
+    """Serialise ``value`` as compact JSON with sorted keys, non-ASCII kept (``default``: as json's)."""
+    if make_encoder is None:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=default)
+    # The C encoder json.dumps builds for these arguments (circular check, ":" and ",", sorted keys,
+    # no skipkeys, NaN allowed), without the JSONEncoder object around it: ≈ 2 µs less per call,
+    # and the recorder makes several calls per request. Same text (tested against json.dumps).
+    encoder = make_encoder(
+        {}, default or _not_serializable, encode_basestring, None, ":", ",", True, False, True
+    )
+    return "".join(encoder(value, 0))
 
 
 #: Strings shorter than this go straight to json's C escaper: below it the checks of the fast
@@ -53,10 +66,6 @@ def json_string(value: str) -> str:
     if "\t" in value:
         value = value.replace("\t", "\\t")
     return '"' + value + '"'
-
-
-def _not_serializable(value: Any) -> Any:
-    raise TypeError(f"Object of type {value.__class__.__name__} is not JSON serializable")
 
 
 def canonical_json_long_text(value: Any) -> str:

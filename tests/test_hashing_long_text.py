@@ -48,6 +48,23 @@ _VALUES = st.recursive(
 
 @_SETTINGS
 @given(_VALUES)
+def test_canonical_json_is_json_dumps_text(value: Any) -> None:
+    # canonical_json builds json's C encoder itself (no JSONEncoder): the text must stay json.dumps's.
+    assert canonical_json(value) == json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def test_canonical_json_default_hook_is_json_dumps_default() -> None:
+    value = {"b": b"\x00raw", "a": [b"", 1.5]}
+
+    def tag(raw: Any) -> Any:
+        return {"bytes": raw.hex()}
+
+    reference = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=tag)
+    assert canonical_json(value, tag) == reference == '{"a":[{"bytes":""},1.5],"b":{"bytes":"00726177"}}'
+
+
+@_SETTINGS
+@given(_VALUES)
 def test_canonical_json_long_text_is_canonical_json(value: Any) -> None:
     assert canonical_json_long_text(value) == canonical_json(value)
 

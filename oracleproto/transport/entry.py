@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import base64
 import hashlib
-import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from json.encoder import encode_basestring_ascii
 from typing import Any
 
 from oracleproto.errors import CassetteIntegrityError
-from oracleproto.hashing import LONG_STRING, json_string, sha256_hex
+from oracleproto.hashing import LONG_STRING, canonical_json, json_string, sha256_hex
 from oracleproto.transport.keys import CHANNELS, Channel
 
 
@@ -102,14 +101,7 @@ def _bytes_tag(value: Any) -> dict[str, str]:
 def interaction_digest(interaction: dict[str, Any]) -> str:
     """sha256 over the canonical serialisation of an interaction, digest field excluded."""
     meta = {k: v for k, v in interaction["oracleproto"].items() if k != "digest"}
-    text = json.dumps(
-        {**interaction, "oracleproto": meta},
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=False,
-        default=_bytes_tag,
-    )
-    return sha256_hex(text)
+    return sha256_hex(_canonical({**interaction, "oracleproto": meta}))
 
 
 def to_interaction(entry: Entry) -> dict[str, Any]:
@@ -331,7 +323,7 @@ def _tail_parts(interaction: dict[str, Any]) -> list[str]:
 
 
 def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_bytes_tag)
+    return canonical_json(value, _bytes_tag)
 
 
 def _with_first(first: str, mapping: dict[str, Any]) -> tuple[str, ...]:

@@ -8,7 +8,7 @@ import os
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, TypeVar
 
 import yaml
 
@@ -22,6 +22,8 @@ from oracleproto.transport.entry_stream import stream_entries
 VCR_FORMAT_VERSION = 1
 #: Suffix of a journal being created (not yet locked): never listed as a journal.
 _STAGING_SUFFIX = ".new"
+
+T = TypeVar("T")
 
 _BaseDumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
@@ -92,11 +94,21 @@ TEMP_SUFFIX = ".tmp"
 
 def atomic_write(path: Path, data: bytes, *, before_rename: Callable[[], None] | None = None) -> None:
     """Write ``data`` to ``path`` via a fsynced temp file and rename (never a partial file)."""
+    atomic_write_with(path, lambda handle: handle.write(data), before_rename=before_rename)
+
+
+def atomic_write_with(
+    path: Path, fill: Callable[[BinaryIO], T], *, before_rename: Callable[[], None] | None = None
+) -> T:
+    """:func:`atomic_write` of what ``fill`` writes to the temp file's handle; returns what it returns.
+
+    The text can be written piece by piece, never held whole (a cassette file is tens of MB).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX, dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+            result = fill(handle)
             handle.flush()
             os.fsync(handle.fileno())
         if before_rename is not None:
@@ -106,6 +118,7 @@ def atomic_write(path: Path, data: bytes, *, before_rename: Callable[[], None] |
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
+    return result
 
 
 def remove_stale_temps(root: Path) -> int:

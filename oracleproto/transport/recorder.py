@@ -342,6 +342,7 @@ class RecordReplay:
             first = self._live_keys.setdefault(prep.key, started) if previous is not None else started
             self._live_keys[prep.key] = first
         history = [*previous.attempts, attempt] if previous is not None else [attempt]
+        sent_headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in request.headers.raw]
         entry = Entry(
             key=prep.key,
             channel=prep.channel,
@@ -351,9 +352,7 @@ class RecordReplay:
             occurrence=prep.occurrence,
             method=request.method,
             uri=public_uri(str(request.url)),
-            request_headers=keep_request_headers(
-                [(k.decode("latin-1"), v.decode("latin-1")) for k, v in request.headers.raw]
-            ),
+            request_headers=keep_request_headers(sent_headers),
             status=EXCEPTION_STATUS if exc is not None else status,
             reason=f"transport exception {type(exc).__name__}" if exc is not None else reason,
             response_headers=keep_response_headers(headers),
@@ -365,7 +364,7 @@ class RecordReplay:
             requests=previous.requests if previous is not None else 1,
         )
         secrets = collect_secrets(
-            [(k.decode("latin-1"), v.decode("latin-1")) for k, v in request.headers.raw],
+            sent_headers,
             str(request.url),
             prep.body,
             prep.parsed_body,

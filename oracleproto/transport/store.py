@@ -14,6 +14,7 @@ import secrets
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from oracleproto.transport.entry import Entry, digest_and_record, entry_digest
 from oracleproto.transport.fileio import (
     Journal,
     atomic_write,
+    atomic_write_with,
     dump_entries,
     locked,
     read_entries,
@@ -30,7 +32,7 @@ from oracleproto.transport.fileio import (
     remove_stale_temps,
     try_claim_orphan,
 )
-from oracleproto.transport.fold_memo import FoldMemo, dump_reusing, reusable
+from oracleproto.transport.fold_memo import FoldMemo, rendered_size, reusable, write_reusing
 from oracleproto.transport.index import CacheIndex, fingerprint
 from oracleproto.transport.integrity import merkle_root
 from oracleproto.transport.layout import (
@@ -287,17 +289,21 @@ class CassetteStore:
                         merged = {e.key: e for e in read_entries(path)}
                         reuse = {}
                     merged.update(ours)
-                    data, spans = dump_reusing(merged.values(), reuse)
                     self._fold_memo.forget(path)
                     try:
                         killpoints.reached("fold")
-                        atomic_write(path, data, before_rename=_before_rename)
+                        written_now = atomic_write_with(
+                            path,
+                            # ``last``: no fold follows, so what it writes is not remembered (a sha256).
+                            partial(write_reusing, entries=merged.values(), reuse=reuse, remember=not last),
+                            before_rename=_before_rename,
+                        )
                     except OSError as exc:
                         if exc.errno not in DISK_FULL_ERRNOS:
                             raise
-                        raise self._disk_full(path, len(data)) from exc
-                    if not last:  # (remembering costs a sha256 of the file)
-                        self._fold_memo.record(path, data, spans)
+                        raise self._disk_full(path, rendered_size(merged.values(), reuse)) from exc
+                    if written_now is not None:
+                        self._fold_memo.record(path, written_now)
                     self._files[(gen, rel)] = merged
                     for key, entry in merged.items():
                         cur = self._effective.get(key)

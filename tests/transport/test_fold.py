@@ -36,10 +36,10 @@ def test_a_full_disk_during_the_fold_says_how_much_to_free_and_loses_nothing(
     root, digest = journal_only
     journal_bytes = (root / JOURNAL_DIR / "4242-deadbeef.jsonl").stat().st_size
 
-    def full(path: Path, data: bytes, **_: Any) -> None:
+    def full(path: Path, fill: Any, **_: Any) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(store_module, "atomic_write", full)
+    monkeypatch.setattr(store_module, "atomic_write_with", full)
     with pytest.raises(DiskFullError) as raised:
         fold_journals(root)
     message = str(raised.value)

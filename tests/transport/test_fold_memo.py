@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import io
 from pathlib import Path
 from typing import Any
 
@@ -120,10 +122,32 @@ def test_a_fold_after_entries_were_removed_does_not_bring_them_back(
     store.close()
 
 
-def test_dump_reusing_without_reuse_is_dump_entries(demo_entries: list[Entry]) -> None:
-    data, spans = fold_memo.dump_reusing(demo_entries)
+def _written(entries: list[Entry], reuse: dict[str, bytes] | None = None) -> tuple[bytes, fold_memo.Written]:
+    out = io.BytesIO()
+    written = fold_memo.write_reusing(out, entries, reuse)
+    assert written is not None
+    return out.getvalue(), written
+
+
+def test_write_reusing_without_reuse_writes_dump_entries(demo_entries: list[Entry]) -> None:
+    data, written = _written(demo_entries)
     assert data == dump_entries(demo_entries)
+    assert written.sha256 == hashlib.sha256(data).hexdigest()
+    assert fold_memo.rendered_size(demo_entries) == len(data)
     for entry in demo_entries:
-        start, end = spans[entry.key]
+        start, end = written.spans[entry.key]
         assert data[start:end] == dump_entries([entry])[len("interactions:\n") : -len("version: 1\n")]
-    assert fold_memo.dump_reusing([]) == (dump_entries([]), {})
+    empty, nothing = _written([])
+    assert empty == dump_entries([]) and nothing.spans == {}
+    assert fold_memo.write_reusing(io.BytesIO(), demo_entries, remember=False) is None
+
+
+def test_write_reusing_takes_the_given_text_of_a_key_as_is(demo_entries: list[Entry]) -> None:
+    data, written = _written(demo_entries)
+    first = demo_entries[0].key
+    reused = fold_memo.reusable(data, written, staged=[e.key for e in demo_entries[1:]])
+    assert set(reused) == {first}
+    again, _ = _written(demo_entries, {first: bytes(reused[first])})
+    assert again == data
+    marked, _ = _written(demo_entries, {first: b"- marked\n"})
+    assert b"- marked\n" in marked and marked != data
