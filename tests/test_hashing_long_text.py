@@ -50,7 +50,8 @@ _VALUES = st.recursive(
 @given(_VALUES)
 def test_canonical_json_is_json_dumps_text(value: Any) -> None:
     # canonical_json builds json's C encoder itself (no JSONEncoder): the text must stay json.dumps's.
-    assert canonical_json(value) == json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    reference = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert canonical_json(value) == reference
 
 
 def test_canonical_json_default_hook_is_json_dumps_default() -> None:
