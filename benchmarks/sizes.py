@@ -131,13 +131,19 @@ def floor(run: Path, *, for_verify: bool) -> Timed:
     )
 
 
-def best(pairs: int, tool: object, base: object) -> tuple[Timed, Timed]:
-    """Alternate tool and floor ``pairs`` times; the fastest of each (a shared machine only adds time)."""
+def alternate(pairs: int, tool: object, base: object) -> tuple[list[Timed], list[Timed]]:
+    """Run tool and floor alternately ``pairs`` times; every run of each."""
     tools: list[Timed] = []
     bases: list[Timed] = []
     for _ in range(pairs):
         tools.append(tool())  # type: ignore[operator]
         bases.append(base())  # type: ignore[operator]
+    return tools, bases
+
+
+def best(pairs: int, tool: object, base: object) -> tuple[Timed, Timed]:
+    """Alternate tool and floor ``pairs`` times; the fastest of each (a shared machine only adds time)."""
+    tools, bases = alternate(pairs, tool, base)
     return min(tools, key=lambda t: t.wall_s), min(bases, key=lambda t: t.wall_s)
 
 
