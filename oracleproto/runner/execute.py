@@ -253,7 +253,9 @@ async def _execute_locked(
 
 def _end_shards(shards: list[ReplayShard], *, keep: bool) -> None:
     """Stop the workers (``keep``: their samples are in and their owner stops them)."""
-    for shard in shards if not keep else ():
+    if keep:
+        return
+    for shard in shards:
         shard.stop()
 
 

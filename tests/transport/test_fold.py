@@ -11,7 +11,7 @@ import pytest
 from oracleproto.errors import DiskFullError, TransportError
 from oracleproto.transport import store as store_module
 from oracleproto.transport.entry import entry_digest, to_json_line
-from oracleproto.transport.fileio import read_entries
+from oracleproto.transport.fileio import TEMP_SUFFIX, read_entries
 from oracleproto.transport.integrity import merkle_root
 from oracleproto.transport.layout import JOURNAL_DIR, all_cassette_files
 from oracleproto.transport.store import CassetteStore, fold_journals, has_leftover_journal, rebuild_index
@@ -75,3 +75,47 @@ def test_rebuild_index_folds_a_journal_and_refuses_a_folder_without_entries(
     assert not has_leftover_journal(root) and CassetteStore(root, writable=False).root_digest() == digest
     with pytest.raises(TransportError, match=r"no cassette entries .* nothing to index"):
         rebuild_index(tmp_path / "empty", tmp_path / "cache2")
+
+
+class _FillsUp:
+    """A temp file's handle on a disk that fills after ``room`` bytes (the fold writes entry by entry)."""
+
+    def __init__(self, handle: Any, room: int) -> None:
+        self._handle, self._room = handle, room
+
+    def write(self, chunk: Any) -> int:
+        if len(chunk) > self._room:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        self._room -= len(chunk)
+        return int(self._handle.write(chunk))
+
+
+def test_a_disk_filling_half_way_through_a_streamed_fold_keeps_every_file_and_names_the_size(
+    journal_only: tuple[Path, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, digest = journal_only
+    fold_journals(root)  # the cassette files as a good fold writes them
+    before = {p: p.read_bytes() for p in all_cassette_files(root)}
+    store = CassetteStore(root, writable=True)
+    changed = next(e for e in store.effective_entries() if e.channel == "llm")
+    changed.requests += 1
+    store.put(changed)  # the LLM file is rewritten by the next fold
+    real = store_module.atomic_write_with
+
+    def filling(path: Path, fill: Any, **kwargs: Any) -> Any:
+        return real(path, lambda handle: fill(_FillsUp(handle, 4096)), **kwargs)
+
+    monkeypatch.setattr(store_module, "atomic_write_with", filling)
+    with pytest.raises(DiskFullError) as raised:
+        store.close()
+    monkeypatch.undo()
+    assert {p: p.read_bytes() for p in all_cassette_files(root)} == before
+    assert not list(root.rglob(f"*{TEMP_SUFFIX}")), "a temp copy of the half-written file was left"
+    llm_file = next(p for p in before if p.parent.name == "llm")
+    # Not what the fold got through before the disk filled: at least the whole file's size.
+    assert raised.value.needed_bytes is not None
+    assert raised.value.needed_bytes >= len(before[llm_file]) + store_module.FOLD_MARGIN_BYTES
+    assert has_leftover_journal(root)  # nothing lost: the next writer folds it
+    fold_journals(root)
+    assert not has_leftover_journal(root)
+    assert CassetteStore(root, writable=False).root_digest() != digest  # the changed count is in
