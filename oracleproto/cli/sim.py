@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import contextlib
+import sys
 import threading
 from collections.abc import Callable
+from pathlib import Path
 
 import click
 
+from oracleproto.cli.exits import EXIT_FAILED, EXIT_INVALID
 from oracleproto.cli.lazy_group import LazyGroup
+from oracleproto.conformance.capture import CaptureError, CaptureWriter
 from oracleproto.sim.faults import FaultConfig
 from oracleproto.sim.personas import DETECTOR_SLUG, PERSONAS
 from oracleproto.sim.server import SimConfig, Simulator
@@ -49,6 +53,13 @@ def sim_group() -> None:
 )
 @click.option("--revoked-key", multiple=True, help="API key answered with 401 (repeatable).")
 @click.option("--echo-key", is_flag=True, help="Echo callers' keys in headers and bodies.")
+@click.option(
+    "--capture",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Write every exchange to this new file (capture format of `oracleproto conformance`; "
+    "credentials redacted).",
+)
 @click.pass_context
 def serve(
     ctx: click.Context,
@@ -64,6 +75,7 @@ def serve(
     retry_after: int,
     revoked_key: tuple[str, ...],
     echo_key: bool,
+    capture: Path | None,
 ) -> None:
     """Serve the simulator until Ctrl-C and print the environment lines to use it."""
     if fail_5xx + fail_429 + fail_timeout > 1.0:
@@ -82,20 +94,43 @@ def serve(
         revoked_keys=frozenset(revoked_key),
         echo_key=echo_key,
     )
+    writer = _open_capture(capture)
     try:
-        sim = Simulator(SimConfig(seed=seed, chat=faults, search=faults), port=port)
+        sim = Simulator(SimConfig(seed=seed, chat=faults, search=faults), port=port, capture=writer)
     except OSError as exc:
+        if writer is not None:
+            writer.close()
         raise click.UsageError(
             f"cannot listen on 127.0.0.1:{port}: {exc.strerror}; pick another --port"
         ) from exc
     # Tests inject ``wait`` through ``obj`` to talk to the live server instead of blocking.
     wait: Callable[[Simulator], None] = (ctx.obj or {}).get("wait", _wait_for_interrupt)
-    with sim:
-        click.echo(f"simulator listening on {sim.base_url} (seed {seed})")
-        for line in sim.env_lines():
-            click.echo(line)
-        models = " ".join(f"sim/{name}" for name in PERSONAS)
-        click.echo(f"models: {models}; detector: {DETECTOR_SLUG}")
-        click.echo("press Ctrl-C to stop")
-        wait(sim)
+    try:
+        with sim:
+            click.echo(f"simulator listening on {sim.base_url} (seed {seed})")
+            for line in sim.env_lines():
+                click.echo(line)
+            models = " ".join(f"sim/{name}" for name in PERSONAS)
+            click.echo(f"models: {models}; detector: {DETECTOR_SLUG}")
+            if writer is not None:
+                click.echo(f"capturing every exchange to {click.format_filename(writer.path)}")
+            click.echo("press Ctrl-C to stop")
+            wait(sim)
+    finally:
+        if writer is not None:
+            writer.close()
     click.echo("simulator stopped")
+    if writer is not None and writer.error is not None:
+        click.echo(f"error: {writer.error}", err=True)
+        sys.exit(EXIT_FAILED)
+
+
+def _open_capture(path: Path | None) -> CaptureWriter | None:
+    """The capture writer of ``--capture`` (exit 2 with the reason when the file cannot be used)."""
+    if path is None:
+        return None
+    try:
+        return CaptureWriter(path)
+    except CaptureError as exc:
+        click.echo(f"error: {exc} (--capture)", err=True)
+        sys.exit(EXIT_INVALID)

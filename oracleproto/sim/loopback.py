@@ -27,6 +27,8 @@ class LoopbackRequest:
     path: str
     headers: dict[str, str]
     body: bytes
+    #: The headers as received: original names, order and repeats (``headers`` folds them).
+    raw_headers: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass
@@ -48,6 +50,9 @@ class LoopbackResponse:
 
 
 Handler = Callable[[LoopbackRequest], LoopbackResponse]
+#: Told of every exchange just before the response leaves (status 0: the connection is dropped):
+#: the request, the status, the headers sent and the body bytes sent.
+Observer = Callable[[LoopbackRequest, int, list[tuple[str, str]], bytes], None]
 
 
 class _RequestHandler(BaseHTTPRequestHandler):
@@ -64,17 +69,32 @@ class _RequestHandler(BaseHTTPRequestHandler):
             path=self.path,
             headers={k.lower(): v for k, v in self.headers.items()},
             body=body,
+            raw_headers=tuple(self.headers.items()),
         )
         response = self.server.handler(request)
         if response.delay_s:
             time.sleep(response.delay_s)
+        observer = self.server.observer
         if response.drop_connection:
+            if observer is not None:
+                observer(request, 0, [], b"")
             self._hang_up(reset=response.reset)
             return
-        self.send_response(response.status)
-        for name, value in response.headers.items():
+        # send_response's own two headers, spelled out so that an observer sees exactly what is sent.
+        sent = [
+            ("Server", self.version_string()),
+            ("Date", self.date_time_string()),
+            *response.headers.items(),
+            ("Content-Length", str(len(response.body))),
+        ]
+        self.log_request(response.status)
+        self.send_response_only(response.status)
+        for name, value in sent:
             self.send_header(name, value)
-        self.send_header("Content-Length", str(len(response.body)))
+        if observer is not None:
+            # Before end_headers flushes anything: the client cannot act on a response (and send
+            # the next request of its conversation) before the observer has recorded it.
+            observer(request, response.status, sent, response.body[: response.body_sent])
         self.end_headers()
         if response.body_sent is None:
             self.wfile.write(response.body)
@@ -105,9 +125,10 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 256
 
-    def __init__(self, handler: Handler, port: int = 0) -> None:
+    def __init__(self, handler: Handler, port: int = 0, observer: Observer | None = None) -> None:
         super().__init__(("127.0.0.1", port), _RequestHandler)
         self.handler = handler
+        self.observer = observer
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """A client that hung up (timeout, cancelled run, Ctrl-C) is normal; anything else is printed."""
@@ -117,10 +138,13 @@ class _Server(ThreadingHTTPServer):
 
 
 class LoopbackServer:
-    """Serve ``handler`` on 127.0.0.1 (``port``, default a free one) in a background thread."""
+    """Serve ``handler`` on 127.0.0.1 (``port``, default a free one) in a background thread.
 
-    def __init__(self, handler: Handler, port: int = 0) -> None:
-        self._server = _Server(handler, port)
+    ``observer`` (optional) is told of every exchange, from the thread that serves it.
+    """
+
+    def __init__(self, handler: Handler, port: int = 0, observer: Observer | None = None) -> None:
+        self._server = _Server(handler, port, observer)
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )

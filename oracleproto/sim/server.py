@@ -16,8 +16,10 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
 
+from oracleproto.conformance.capture import CaptureWriter
 from oracleproto.hashing import redact_secret, sha256_hex
 from oracleproto.sim import chat_api, models_api, openai_wire, rng, search_api
+from oracleproto.sim.capture import capture_observer
 from oracleproto.sim.faults import Fault, FaultConfig, FaultDecision, FaultInjector
 from oracleproto.sim.loopback import LoopbackRequest, LoopbackResponse, LoopbackServer
 from oracleproto.sim.personas import DETECTOR_SLUG
@@ -324,12 +326,18 @@ def _broken_body(decision: FaultDecision, service: str, model: str) -> LoopbackR
 
 
 class Simulator:
-    """Chat + search simulator on 127.0.0.1; a context manager exposing the base URLs."""
+    """Chat + search simulator on 127.0.0.1; a context manager exposing the base URLs.
 
-    def __init__(self, config: SimConfig | None = None, port: int = 0) -> None:
+    ``capture``: write every exchange to this writer in the conformance capture format.
+    """
+
+    def __init__(
+        self, config: SimConfig | None = None, port: int = 0, capture: CaptureWriter | None = None
+    ) -> None:
         self.config = config or SimConfig()
         self.handler = SimHandler(self.config)
-        self._server = LoopbackServer(self.handler, port)
+        observer = capture_observer(capture) if capture is not None else None
+        self._server = LoopbackServer(self.handler, port, observer)
 
     @property
     def base_url(self) -> str:
