@@ -15,9 +15,14 @@ HARNESS_REVISION = 2
 
 #: The analysis revision ``summary.json`` records (``analysis_revision``): bumped when the analysis
 #: pass writes different files or bytes from the same DBs (new tables, plot format, new keys), so
-#: ``verify`` can tell a run published by an older analysis from a tampered one. A summary without
-#: the key is revision 1. See docs/design.md, "Analysis revision".
+#: ``verify`` can tell a run published by an older analysis from a tampered one. A summary records
+#: the last revision that changed its own convention's output (``ANALYSIS_REVISIONS``), so a bump
+#: for one convention leaves the other's published runs byte-identical. A summary without the key
+#: is revision 1. See docs/design.md, "Analysis revision".
 #:   1  up to issue 16;
 #:   2  ``table_counts``, plots at 300 dpi PNG plus SVG with missing buckets drawn as missing,
-#:      count and ``call_failures`` keys in ``summary.json``.
-ANALYSIS_REVISION = 2
+#:      count and ``call_failures`` keys in ``summary.json``;
+#:   3  ``reference-v4`` only: the majority-vote gain is undefined at n = 1 and the entropy–accuracy
+#:      buckets are equal-count thirds, as in the earlier implementation.
+ANALYSIS_REVISIONS: dict[str, int] = {"paper": 2, "reference-v4": 3}
+ANALYSIS_REVISION = max(ANALYSIS_REVISIONS.values())

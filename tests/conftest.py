@@ -17,6 +17,7 @@ pytest_plugins = ["tests.browser"]
 SHARED = ROOT.parent / "shared"
 SHARED_DB = SHARED / "datasets" / "oracleproto-80.db"
 SHARED_PAYLOADS = SHARED / "fixtures" / "real-payloads"
+SHARED_EARLIER = SHARED / "fixtures" / "earlier-harness"
 
 
 class GoldenExtension(AmberSnapshotExtension):
@@ -48,3 +49,11 @@ def shared_payloads() -> Path:
     if not SHARED_PAYLOADS.exists():
         pytest.fail(f"{SHARED_PAYLOADS} is missing: tests need ../shared beside the repository")
     return SHARED_PAYLOADS
+
+
+@pytest.fixture(scope="session")
+def earlier_harness() -> Path:
+    """The earlier implementation's fixtures under ../shared/fixtures/earlier-harness (read in place)."""
+    if not SHARED_EARLIER.exists():
+        pytest.fail(f"{SHARED_EARLIER} is missing: tests need ../shared beside the repository")
+    return SHARED_EARLIER

@@ -9,7 +9,9 @@ differs between model DBs); ``belief_parse_ok`` 0 with the belief protocol off; 
 
 ``write_earlier_run`` builds a complete one over the packaged demo dataset (so its hash chain is
 real), with parsed answers, a parse failure, a call error and training-cutoff exclusions, and
-(optionally) the ``analysis/`` folder our ``reference-v4`` pass regenerates from it. Its
+(optionally) the ``analysis/`` folder our ``reference-v4`` pass regenerates from it. As that
+implementation is run, the dataset sits in the folder holding the runs folder, named by the
+snapshot's ``SOURCE_DB`` relative to it. Its
 reflection protocol text is ours, so settings that match its configuration pass the resume
 identity check (which makes a refused resume a test of the layout rule alone).
 """
@@ -34,6 +36,8 @@ from oracleproto.prompts.protocols import REFLECTION_PROTOCOL_TEXT
 from oracleproto.store import format_timestamp, model_file_map, parse_timestamp, virtual_slug
 
 RUN_ID = "20250911-080910-beef"
+#: The earlier implementation's SOURCE_DB default, relative to the folder it is started from.
+SOURCE_DB = "./forecast_eval_set.db"
 N = 2
 R, C = 5, 4
 REAL_MODELS = ("vendor-d/Model 4 (preview)", "vendor-a/m1")
@@ -101,6 +105,8 @@ def flat_snapshot(real: str) -> dict[str, Any]:
         "GRID_C": C,
         "REACT_MAX_STEPS": 6,
         "BELIEF_PROTOCOL": False,
+        "SOURCE_DB": SOURCE_DB,
+        "RUNS_ROOT": "./runs",
         "grid_origin": {"real_model": real, "R": R, "C": C, "effective_min_search_calls": 0},
     }
 
@@ -324,11 +330,15 @@ def earlier_manifest(dataset: Dataset) -> dict[str, Any]:
 
 
 def write_earlier_run(runs_root: Path, *, analysis: bool = True) -> Path:
-    """``runs_root/RUN_ID``: a finished earlier-implementation run over the demo dataset."""
+    """``runs_root/RUN_ID``: a finished earlier-implementation run over the demo dataset.
+
+    A copy of the dataset goes to ``runs_root.parent`` as the snapshot's ``SOURCE_DB`` names it.
+    """
     run = runs_root / RUN_ID
     for sub in ("db", "analysis", "logs"):
         (run / sub).mkdir(parents=True)
     dataset = demo_dataset()
+    (runs_root.parent / SOURCE_DB).write_bytes(dataset.path.read_bytes())
     manifest = earlier_manifest(dataset)
     # That implementation writes the manifest with json.dumps and no trailing newline.
     (run / "manifest.json").write_text(

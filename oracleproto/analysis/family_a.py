@@ -304,24 +304,60 @@ def vci(t: TrialTable, convention: Convention) -> float | None:
     return masked_mean(question_vci(t), _spread_population(t, convention))
 
 
-def entropy_accuracy_buckets(t: TrialTable, convention: Convention) -> dict[str, dict[str, float | None]]:
-    """Three entropy buckets at the model's tertile cut-points, with mean pass@1 in each."""
+#: Entropy bucket names, lowest entropy first.
+ENTROPY_BUCKETS = ("low", "mid", "high")
+#: Entropies are compared at this many decimals when ordering questions, so values equal in exact
+#: arithmetic but a rounding step apart tie and keep question order.
+_ENTROPY_ORDER_DECIMALS = 12
+
+
+def entropy_accuracy_buckets(
+    t: TrialTable, convention: Convention, *, equal_count: bool | None = None
+) -> dict[str, dict[str, float | None]]:
+    """Three entropy buckets of the convention's question population, with pass@1 in each.
+
+    ``equal_count`` (default: ``reference-v4``) splits the questions ordered by entropy into
+    equal-count thirds, as the earlier implementation did; otherwise questions fall into buckets by
+    value against the model's tertile cut-points (``paper``; ``reference-v4`` before analysis
+    revision 3).
+    """
+    if equal_count is None:
+        equal_count = convention is Convention.REFERENCE_V4
     population = _spread_population(t, convention)
     h = question_entropy(t, convention)
     num, den = per_question_pass(t, convention)
-    acc = num / np.maximum(den, 1)
-    names = ("low", "mid", "high")
     if not population.any():
-        return {name: {"accuracy": None, "questions": 0.0, "upper_entropy": None} for name in names}
+        return {name: {"accuracy": None, "questions": 0.0, "upper_entropy": None} for name in ENTROPY_BUCKETS}
+    if equal_count:
+        return _equal_count_buckets(population, h, num, den)
+    acc = num / np.maximum(den, 1)
     cuts = np.quantile(h[population], [1 / 3, 2 / 3])
     edges = [(-np.inf, cuts[0]), (cuts[0], cuts[1]), (cuts[1], np.inf)]
     out: dict[str, dict[str, float | None]] = {}
-    for name, (lo, hi) in zip(names, edges, strict=True):
+    for name, (lo, hi) in zip(ENTROPY_BUCKETS, edges, strict=True):
         rows = population & (h > lo) & (h <= hi) & (den > 0)
         out[name] = {
             "accuracy": masked_mean(acc, rows),
             "questions": float(rows.sum()),
             "upper_entropy": None if np.isinf(hi) else float(hi),
+        }
+    return out
+
+
+def _equal_count_buckets(
+    population: BoolArray, h: FloatArray, num: FloatArray, den: FloatArray
+) -> dict[str, dict[str, float | None]]:
+    # Stable order by (entropy, question order); numpy.array_split gives the first Q mod 3 buckets
+    # one question more (Q = 7 → 3/2/2), the earlier code's "low gets the extra question".
+    members = np.flatnonzero(population)
+    order = members[np.argsort(np.round(h[members], _ENTROPY_ORDER_DECIMALS), kind="stable")]
+    out: dict[str, dict[str, float | None]] = {}
+    for name, rows in zip(ENTROPY_BUCKETS, np.array_split(order, len(ENTROPY_BUCKETS)), strict=True):
+        out[name] = {
+            # Pooled like reference-v4 pass@1: correct resolvable trials / resolvable trials.
+            "accuracy": ratio(float(num[rows].sum()), float(den[rows].sum())),
+            "questions": float(rows.size),
+            "upper_entropy": float(h[rows].max()) if rows.size else None,
         }
     return out
 

@@ -11,8 +11,13 @@ from oracleproto.analysis.writer import PlotDrawer, draw_here, write_analysis
 from oracleproto.settings import AnalysisSettings
 
 
-def analyze_with_settings(run_root: Path, settings: AnalysisSettings) -> AnalysisResult:
-    """Every metric of ``run_root`` under the run's analysis settings (the pass and ``verify``)."""
+def analyze_with_settings(
+    run_root: Path, settings: AnalysisSettings, *, revision: int | None = None
+) -> AnalysisResult:
+    """Every metric of ``run_root`` under the run's analysis settings (the pass and ``verify``).
+
+    ``revision``: an older analysis revision's definitions (``verify`` of a run it published).
+    """
     credit = settings.tavily_usd_per_credit
     return analyze_run(
         run_root,
@@ -20,6 +25,7 @@ def analyze_with_settings(run_root: Path, settings: AnalysisSettings) -> Analysi
         prices=None if credit is None else PriceTable({}, search_usd_per_credit=credit),
         bootstrap_samples=settings.bootstrap_samples,
         seed=settings.seed,
+        revision=revision,
     )
 
 

@@ -33,6 +33,7 @@ from oracleproto.analysis.family_b import beliefs, family_b, question_mean_belie
 from oracleproto.analysis.family_c import family_c, tool_use_dependence
 from oracleproto.analysis.names import recorded_display_names, shown_names
 from oracleproto.analysis.reader import ModelRun, RunData, read_run
+from oracleproto.analysis.revisions import earlier_consistency_rules, summary_revision
 from oracleproto.analysis.setup import models_under_test, question_distribution
 from oracleproto.analysis.trials import BUCKETS, MC_MULTI, MC_SINGLE, FloatArray
 
@@ -70,6 +71,9 @@ class AnalysisResult:
     call_failures: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: One line per model whose calls were retried or failed, printed under the main table.
     failure_notes: list[str] = field(default_factory=list)
+    #: The analysis revision whose definitions computed this result (``summary.json`` records it);
+    #: None: this code's revision for the convention.
+    revision: int | None = None
 
     def shown(self, slug: str) -> str:
         """How the tables name the model ``slug`` (a virtual slug of ``model_order``)."""
@@ -103,15 +107,24 @@ def analyze_run(
     bootstrap_samples: int = 1000,
     seed: int = 20260430,
     display_names: Mapping[str, str] | None = None,
+    revision: int | None = None,
 ) -> AnalysisResult:
     """Read ``run_dir`` and compute every metric under ``convention`` (pure: writes nothing).
 
-    ``display_names`` (real slug → name) replaces the names recorded with the run.
+    ``display_names`` (real slug → name) replaces the names recorded with the run; ``revision``
+    (default: this code's revision for the convention) selects an older analysis revision's
+    definitions, so ``verify`` can re-score a run published by it.
     """
     conv = parse_convention(convention)
     run = read_run(Path(run_dir))
     return analyze(
-        run, conv, prices=prices, bootstrap_samples=bootstrap_samples, seed=seed, display_names=display_names
+        run,
+        conv,
+        prices=prices,
+        bootstrap_samples=bootstrap_samples,
+        seed=seed,
+        display_names=display_names,
+        revision=revision,
     )
 
 
@@ -123,8 +136,11 @@ def analyze(
     bootstrap_samples: int = 1000,
     seed: int = 20260430,
     display_names: Mapping[str, str] | None = None,
+    revision: int | None = None,
 ) -> AnalysisResult:
-    """Compute every metric of an already-read run (``display_names`` as in ``analyze_run``)."""
+    """Every metric of an already-read run (``display_names`` and ``revision`` as in ``analyze_run``)."""
+    revision = summary_revision(convention) if revision is None else revision
+    earlier_rules = earlier_consistency_rules(convention, revision)
     notes: list[str] = []
     names = recorded_display_names(run) if display_names is None else dict(display_names)
     setup_models = models_under_test(run, names)
@@ -144,7 +160,9 @@ def analyze(
     entries: dict[str, dict[str, Any]] = {}
     for m in run.models:
         others = [crowd_inputs[s] for s in crowd_inputs if s != m.slug]
-        entries[m.slug] = _model_entry(m, convention, prices, belief_sets[m.slug], others)
+        entries[m.slug] = _model_entry(
+            m, convention, prices, belief_sets[m.slug], others, earlier_rules=earlier_rules
+        )
         entries[m.slug]["answer_parser"] = parsers[m.slug]
         notes.extend(cost_notes(m.slug, m.real_slug, entries[m.slug], prices))
     paired = _bootstrap(run, convention, entries, bootstrap_samples, seed)
@@ -167,6 +185,7 @@ def analyze(
         failure_notes=failure_notes(failures, model_names),
         question_distribution=question_distribution(run),
         models_under_test=setup_models,
+        revision=revision,
     )
 
 
@@ -176,6 +195,8 @@ def _model_entry(
     prices: PriceTable | None,
     b: Any,
     others: list[dict[str, FloatArray]],
+    *,
+    earlier_rules: bool,
 ) -> dict[str, Any]:
     t = m.table
     buckets = fa.bucket_exam(t)
@@ -199,10 +220,10 @@ def _model_entry(
         "fss": fa.fss(t),
         "hamming_score": fa.hamming_score(t),
         "majority_vote_accuracy": mv,
-        "majority_vote_gain": None if mv is None or p1 is None else mv - p1,
+        "majority_vote_gain": _majority_vote_gain(mv, p1, t.n, earlier_rules),
         "mean_entropy": fa.mean_entropy(t, conv),
         "vci": fa.vci(t, conv),
-        "entropy_accuracy_buckets": fa.entropy_accuracy_buckets(t, conv),
+        "entropy_accuracy_buckets": fa.entropy_accuracy_buckets(t, conv, equal_count=earlier_rules),
         "prompt_tokens": int(t.prompt_tokens.sum()),
         "completion_tokens": int(t.completion_tokens.sum()),
         "reasoning_tokens": int(t.reasoning_tokens.sum()),
@@ -220,6 +241,13 @@ def _model_entry(
     nll = trial_scores(t, b)["nll"] if b.has.any() else None
     entry["tool_use_dependence"] = tool_use_dependence(t, nll, b.has if nll is not None else None)
     return entry
+
+
+def _majority_vote_gain(mv: float | None, p1: float | None, n: int, earlier_rules: bool) -> float | None:
+    """MV accuracy − pass@1; under the earlier rules undefined at n = 1 (a vote needs two samples)."""
+    if mv is None or p1 is None or (earlier_rules and n < 2):
+        return None
+    return mv - p1
 
 
 def _hash_chain(run: RunData) -> dict[str, Any]:

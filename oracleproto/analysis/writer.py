@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from oracleproto import killpoints
-from oracleproto._version import ANALYSIS_REVISION
 from oracleproto.analysis.model_summary import FILE_NAME as MODEL_SUMMARY_CSV
 from oracleproto.analysis.model_summary import render_model_summary
 from oracleproto.analysis.report import AnalysisResult
+from oracleproto.analysis.revisions import summary_revision
 from oracleproto.analysis.setup_tables import SETUP_TABLES, render_setup
 from oracleproto.analysis.tables import DEFAULT_STYLE, RENDERERS, TABLES, TableStyle
 from oracleproto.errors import AnalysisError
@@ -78,7 +78,8 @@ def normalise(value: Any) -> Any:
 
 def summary_json(result: AnalysisResult) -> str:
     """``summary.json`` text: sorted keys, indent 2, fixed float rounding, the analysis revision."""
-    document = {**normalise(result.summary()), "analysis_revision": ANALYSIS_REVISION}
+    revision = summary_revision(result.convention) if result.revision is None else result.revision
+    document = {**normalise(result.summary()), "analysis_revision": revision}
     return json.dumps(document, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
 
 

@@ -53,7 +53,14 @@ def _batch(
 ) -> SourceBatch:
     templates, origin = _templates(templates_file)
     if source == "futurex-past":
-        return futurex.batch(inputs, levels=_levels(str(opts["levels"])), templates=templates, origin=origin)
+        return futurex.batch(
+            inputs,
+            levels=_levels(str(opts["levels"])),
+            templates=templates,
+            origin=origin,
+            # click.Choice admitted only the two names; this narrows the text to the rule type.
+            choice_type_rule="prompt" if opts["choice_type_rule"] == "prompt" else "answers",
+        )
     if source == "forecastbench":
         return forecastbench.batch(
             inputs,
@@ -87,6 +94,15 @@ def _batch(
 @click.argument("source", metavar="SOURCE", type=click.Choice(SOURCES))
 @click.argument("paths", metavar="IN... OUT", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--levels", default="1,2", show_default=True, help="futurex-past: levels to keep.")
+@click.option(
+    "--choice-type-rule",
+    type=click.Choice(futurex.CHOICE_TYPE_RULES),
+    default=futurex.DEFAULT_CHOICE_TYPE_RULE,
+    show_default=True,
+    help="futurex-past: when a multiple-choice row is 'multi'. answers: its ground truth has two or "
+    "more answers (the earlier release's rule); prompt: also when the prompt asks for all correct "
+    "options. Recorded in the import report.",
+)
 @click.option("--min-end-date", default=None, help="Drop rows resolving before this date (YYYY-MM-DD).")
 @click.option("--keep-composed", is_flag=True, help="forecastbench: keep combined questions.")
 @click.option("--with-criteria", is_flag=True, help="forecastbench: add resolution criteria and background.")

@@ -10,6 +10,7 @@ from typing import Any
 from oracleproto._version import ANALYSIS_REVISION
 from oracleproto.analysis import write_analysis
 from oracleproto.analysis.postrun import analyze_with_settings
+from oracleproto.analysis.revisions import summary_revision
 from oracleproto.analysis.writer import FOREIGN_SUBDIRS
 from oracleproto.errors import OracleprotoError
 from oracleproto.settings import AnalysisSettings
@@ -57,10 +58,11 @@ def _first_difference(published: Any, regenerated: Any, path: str = "") -> str |
 
 
 def _older_revision_checks(
-    revision: int, published: dict[str, Path], regenerated: dict[str, bytes]
+    revision: int, current: int, published: dict[str, Path], regenerated: dict[str, bytes]
 ) -> list[Check]:
     # An older analysis wrote other files and bytes from the same DBs, so bytes cannot be compared;
-    # every number it published can: the keys both revisions write must hold the same values.
+    # every number it published can: regenerated with that revision's definitions, the keys both
+    # revisions write must hold the same values.
     label = "analysis/summary.json"
     try:
         old = json.loads(published["summary.json"].read_bytes())
@@ -81,7 +83,7 @@ def _older_revision_checks(
         passed(label, f"written by analysis revision {revision}; every published number agrees with db/"),
         skipped(
             "analysis/ tables and plots",
-            f"written by analysis revision {revision}; this version writes revision {ANALYSIS_REVISION}, "
+            f"written by analysis revision {revision}; this version writes revision {current}, "
             "so their bytes are not compared (summary.json's numbers are); "
             "`oracleproto report RUN --out DIR` writes them anew",
         ),
@@ -103,8 +105,9 @@ def _first_value(document: Any, path: str) -> Any:
 def check_analysis(run_root: Path, analysis_dir: Path, settings: AnalysisSettings) -> list[Check]:
     """Every published analysis file must equal its regeneration byte for byte.
 
-    A run whose ``summary.json`` records an older analysis revision is checked by its numbers
-    instead (see :func:`published_revision`); a newer revision cannot be checked by this version.
+    A run whose ``summary.json`` records an older analysis revision than this code writes for the
+    run's convention is checked by its numbers instead, re-scored with that revision's definitions
+    (see :func:`published_revision`); a newer revision cannot be checked by this version.
     """
     # Sub-folders another pass owns (the refresh audit) are checked by their own checks.
     published = {
@@ -123,15 +126,18 @@ def check_analysis(run_root: Path, analysis_dir: Path, settings: AnalysisSetting
                 f"{ANALYSIS_REVISION}: upgrade oracleproto to check it",
             )
         ]
+    current = summary_revision(settings.convention)
+    older = revision if revision is not None and revision < current else None
     with tempfile.TemporaryDirectory(prefix="oracleproto-verify-") as tmp:
         out = Path(tmp) / "analysis"
         try:
-            write_analysis(analyze_with_settings(run_root, settings), out)
+            result = analyze_with_settings(run_root, settings, revision=older)
+            write_analysis(result, out)
         except OracleprotoError as exc:
             return [failed("analysis/ regeneration", f"analysis could not be regenerated from db/: {exc}")]
         regenerated = {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
-    if revision is not None and revision < ANALYSIS_REVISION:
-        return _older_revision_checks(revision, published, regenerated)
+    if older is not None:
+        return _older_revision_checks(older, current, published, regenerated)
     checks: list[Check] = []
     for name in sorted(set(published) | set(regenerated)):
         label = f"analysis/{name}"

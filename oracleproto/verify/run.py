@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from oracleproto.dataset.demo import demo_db_path
 from oracleproto.errors import OracleprotoError
@@ -21,6 +22,7 @@ from oracleproto.verify.earlier import (
     recording_checks,
 )
 from oracleproto.verify.earlier import check_snapshots_agree as check_earlier_snapshots
+from oracleproto.verify.earlier_dataset import locate_dataset
 from oracleproto.verify.findings import Check, VerifyReport, byte_location, failed, passed, skipped
 from oracleproto.verify.regen import check_analysis
 from oracleproto.verify.samples import check_sample_entries
@@ -169,7 +171,12 @@ def _databases_onward(
     if len(metas) != len(db_paths) or not metas:
         return
     progress("dataset hash chain")
-    dataset_checks = _dataset(manifest, labels, dataset, extra_datasets)
+    if earlier and dataset is None:
+        # The earlier implementation names its dataset: the SOURCE_DB of its snapshots (which agree).
+        snapshot = next(iter(metas.values())).config_snapshot
+        dataset_checks = _earlier_dataset(run.root, snapshot, manifest, labels, extra_datasets)
+    else:
+        dataset_checks = _dataset(manifest, labels, dataset, extra_datasets)
     progress("analysis regeneration")
     analysis_checks = _analysis(run, metas, labels, earlier=earlier)
     if earlier:
@@ -198,6 +205,18 @@ def _dataset(
             )
         ]
     return check_dataset(found, manifest, labels)
+
+
+def _earlier_dataset(
+    run_root: Path,
+    snapshot: dict[str, Any],
+    manifest: Manifest,
+    labels: dict[str, Path],
+    extra_datasets: tuple[Path, ...],
+) -> list[Check]:
+    """The dataset links of an earlier-implementation run, against the source DB its snapshot names."""
+    found, check = locate_dataset(run_root, snapshot, manifest.hashes.source_db, extra=extra_datasets)
+    return [check] if found is None else [check, *check_dataset(found, manifest, labels)]
 
 
 def _analysis(

@@ -5,9 +5,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from oracleproto._version import ANALYSIS_REVISION
+from oracleproto.analysis import analyze_run, write_analysis
+from oracleproto.analysis.revisions import summary_revision
 from oracleproto.verify import VerifyReport, verify_run
 from oracleproto.verify.regen import published_revision
+from tests.earlier_layout import write_earlier_run
+
+#: The revision this code writes for the demo's convention (paper).
+PAPER_REVISION = summary_revision("paper")
 
 
 def _summary(run: Path) -> Path:
@@ -34,7 +42,9 @@ def _edit_table(run: Path) -> None:
 
 
 def test_the_committed_demo_is_written_by_the_current_revision(demo_run: Path) -> None:
-    assert published_revision(demo_run / "analysis") == ANALYSIS_REVISION
+    summary = json.loads(_summary(demo_run).read_text(encoding="utf-8"))
+    assert summary["convention"] == "paper"
+    assert published_revision(demo_run / "analysis") == PAPER_REVISION == 2 < ANALYSIS_REVISION
 
 
 def test_an_older_revision_is_checked_by_numbers_not_bytes(demo_copy: Path) -> None:
@@ -43,7 +53,7 @@ def test_an_older_revision_is_checked_by_numbers_not_bytes(demo_copy: Path) -> N
     checks = _analysis_checks(verify_run(demo_copy))
     assert checks["analysis/summary.json"][0] == "pass"
     status, detail = checks["analysis/ tables and plots"]
-    assert status == "skip" and "revision 1" in detail and f"revision {ANALYSIS_REVISION}" in detail
+    assert status == "skip" and "revision 1" in detail and f"writes revision {PAPER_REVISION}," in detail
     assert "analysis/table3_overall.md" not in checks
 
 
@@ -79,3 +89,50 @@ def test_an_unreadable_revision_falls_back_to_byte_comparison(demo_copy: Path) -
     assert published_revision(demo_copy / "analysis") is None
     status, _ = _analysis_checks(verify_run(demo_copy))["analysis/summary.json"]
     assert status == "FAIL"
+
+
+@pytest.fixture
+def reference_run_of_revision_2(tmp_path: Path) -> Path:
+    """An earlier-layout run whose reference-v4 analysis was published by analysis revision 2."""
+    run = write_earlier_run(tmp_path / "runs", analysis=False)
+    write_analysis(analyze_run(run, "reference-v4", revision=2), run / "analysis")
+    return run
+
+
+def _buckets(summary: dict[str, object]) -> list[object]:
+    models = summary["models"]
+    assert isinstance(models, dict)
+    return [models[slug]["entropy_accuracy_buckets"] for slug in sorted(models)]
+
+
+def test_a_reference_v4_run_of_revision_2_verifies_by_that_revisions_definitions(
+    reference_run_of_revision_2: Path,
+) -> None:
+    run = reference_run_of_revision_2
+    published = json.loads(_summary(run).read_text(encoding="utf-8"))
+    assert published["analysis_revision"] == 2 and published["convention"] == "reference-v4"
+    # Not vacuous: revision 3 buckets this run differently, so the current definitions would fail it.
+    current = json.loads(
+        json.dumps(analyze_run(run, "reference-v4", bootstrap_samples=1000).summary(), default=float)
+    )
+    assert _buckets(current) != _buckets(published)
+    checks = _analysis_checks(verify_run(run))
+    assert checks["analysis/summary.json"] == (
+        "pass",
+        "written by analysis revision 2; every published number agrees with db/",
+    )
+    status, detail = checks["analysis/ tables and plots"]
+    assert status == "skip" and "writes revision 3," in detail
+
+
+def test_a_reference_v4_run_of_revision_2_with_a_changed_bucket_fails(
+    reference_run_of_revision_2: Path,
+) -> None:
+    run = reference_run_of_revision_2
+    document = json.loads(_summary(run).read_text(encoding="utf-8"))
+    first = sorted(document["models"])[0]
+    document["models"][first]["entropy_accuracy_buckets"]["low"]["questions"] += 1
+    _summary(run).write_text(json.dumps(document, sort_keys=True, indent=2) + "\n", encoding="utf-8")
+    status, detail = _analysis_checks(verify_run(run))["analysis/summary.json"]
+    assert status == "FAIL"
+    assert f"models.{first}.entropy_accuracy_buckets.low.questions differs" in detail

@@ -14,7 +14,7 @@ from oracleproto.cli.main import cli
 from oracleproto.store import model_file_map
 from oracleproto.verify.findings import Check, VerifyReport
 from oracleproto.verify.run import verify_run
-from tests.earlier_layout import SLUGS, write_earlier_run
+from tests.earlier_layout import SLUGS, SOURCE_DB, write_earlier_run
 
 
 @pytest.fixture(scope="module")
@@ -25,9 +25,10 @@ def earlier_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def earlier_copy(earlier_run: Path, tmp_path: Path) -> Path:
-    """A private copy to damage."""
+    """A private copy to damage, with its dataset where its snapshot's SOURCE_DB names it."""
     target = tmp_path / "runs" / earlier_run.name
     shutil.copytree(earlier_run, target)
+    shutil.copyfile(earlier_run.parent.parent / SOURCE_DB, tmp_path / SOURCE_DB)
     return target
 
 

@@ -125,7 +125,7 @@ def test_boxed_span_is_the_last_balanced_box() -> None:
 
 
 def test_a_run_of_the_earlier_implementation_shows_what_its_dbs_hold(tmp_path: Path) -> None:
-    run = write_earlier_run(tmp_path)
+    run = write_earlier_run(tmp_path / "runs")
     document = build_document(run)
     assert document["layout"] == "earlier implementation"
     assert document["recording"] == {"present": False, "error": None}

@@ -4,7 +4,8 @@ Facts of the release this handles (see docs/design.md "Dataset importers"): opti
 ``chr(65 + i)`` past ``Z`` (``[ \\ ] ^ _`` and a backtick); ``ground_truth`` is a list, a
 Python-list string (``"['A', 'C']"``), a JSON string or an option text; ``end_time`` is a date,
 a datetime or ``YYYY/M/D``; an indented instruction block follows the options; levels 3-4 are
-open-ended or numeric.
+open-ended or numeric; the last option line carries the closing quote of the prompt's
+``The event to be predicted: "…"`` frame.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import json
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from oracleproto.dataset.importers.pipeline import SourceBatch
 from oracleproto.dataset.importers.readers import read_records
@@ -30,8 +31,17 @@ from oracleproto.dataset.models import letter
 IMPORTER = "futurex-past"
 DEFAULT_LEVELS: tuple[int, ...] = (1, 2)
 
+#: How ``choice_type`` is decided for a multiple-choice row. ``answers``: ``multi`` exactly when the
+#: ground truth has two or more answers (the earlier release's rule, so its rows are reproduced);
+#: ``prompt``: also ``multi`` when the prompt asks for "all the correct option(s)" or the like (the
+#: prompt's instruction, which FutureX prints on nearly every multiple-choice row).
+ChoiceTypeRule = Literal["answers", "prompt"]
+CHOICE_TYPE_RULES: tuple[ChoiceTypeRule, ...] = ("answers", "prompt")
+DEFAULT_CHOICE_TYPE_RULE: ChoiceTypeRule = "answers"
+
 #: An option line: at most three leading spaces (the instruction block is indented eight).
 _OPTION_LINE = re.compile(r"^ {0,3}(.)\.[ \t]+(.*?)\s*$")
+_FRAME_OPEN = 'The event to be predicted: "'
 _EVENT = re.compile(
     r'The event to be predicted:\s*"(?P<event>.*?)\s*'
     r"\(resolved around[^()]*(?:\([^()]*\)[^()]*)*\)\s*\.?\s*\"?",
@@ -50,18 +60,27 @@ _NONE_OF_THE_ABOVE = {"none of the above", "none", "none of these"}
 
 def parse_options(prompt: str) -> tuple[str, ...]:
     """The prompt's ``A. …`` lines in letter order (``chr(65 + i)``), lead-ins and quotes stripped."""
-    options: list[str] = []
+    raw: list[str] = []
     for line in prompt.splitlines():
         match = _OPTION_LINE.match(line)
-        expected = letter(len(options))
-        if match is not None and match.group(1) == expected:
-            label = _LEAD_IN.sub("", match.group(2)).strip()
-            if len(label) >= 2 and label[0] == label[-1] and label[0] in "'\"":
-                label = label[1:-1].strip()
-            options.append(label)
-        elif options and line.strip():
+        if match is not None and match.group(1) == letter(len(raw)):
+            raw.append(match.group(2))
+        elif raw and line.strip():
             break  # the option block ended (the instruction block or prose follows)
-    return tuple(options)
+    if raw and _FRAME_OPEN in prompt and raw[-1].endswith('"'):
+        # The prompt quotes the whole event block, options included, so the block's closing quote
+        # ends the last option line; it is not part of that option ('"The Subway," Chappell Roan"').
+        raw[-1] = raw[-1][:-1].rstrip()
+    return tuple(_label(text) for text in raw)
+
+
+def _label(text: str) -> str:
+    label = _LEAD_IN.sub("", text).strip()
+    quote = label[:1]
+    # Only a label quoted as a whole loses its quotes; '"DtMF," Bad Bunny' keeps the title's.
+    if quote in ("'", '"') and len(label) >= 2 and label[-1] == quote and quote not in label[1:-1]:
+        label = label[1:-1].strip()
+    return label
 
 
 def event_from_prompt(prompt: str) -> str | None:
@@ -113,7 +132,12 @@ def _text(value: object) -> str:
     return value.strip() if isinstance(value, str) else ""
 
 
-def collapse(record: dict[str, Any], position: int, levels: Sequence[int]) -> Candidate | Drop:
+def collapse(
+    record: dict[str, Any],
+    position: int,
+    levels: Sequence[int],
+    choice_type_rule: ChoiceTypeRule = DEFAULT_CHOICE_TYPE_RULE,
+) -> Candidate | Drop:
     """One FutureX-Past record → a candidate row, or a drop with a reason."""
     raw_id = record.get("id")
     row_id = str(raw_id).strip() if raw_id not in (None, "") else f"#{position + 1}"
@@ -164,7 +188,9 @@ def collapse(record: dict[str, Any], position: int, levels: Sequence[int]) -> Ca
         return Drop(
             row_id, "answer_not_an_option", "bad", f"ground_truth value {unknown!r} matches no option"
         )
-    multi = question_type == "multiple_choice" and (len(letters) > 1 or bool(_MULTI_HINT.search(prompt)))
+    multi = len(letters) > 1
+    if choice_type_rule == "prompt" and question_type == "multiple_choice":
+        multi = multi or bool(_MULTI_HINT.search(prompt))
     return Candidate(
         id=row_id,
         choice_type="multi" if multi else "single",
@@ -188,26 +214,36 @@ def _two_boxed(prompt: str) -> tuple[str, str] | None:
     return (choices[0], choices[1]) if len(choices) == 2 else None
 
 
-def ingest(inputs: Iterable[Path], *, levels: Sequence[int] = DEFAULT_LEVELS) -> list[Candidate | Drop]:
+def ingest(
+    inputs: Iterable[Path],
+    *,
+    levels: Sequence[int] = DEFAULT_LEVELS,
+    choice_type_rule: ChoiceTypeRule = DEFAULT_CHOICE_TYPE_RULE,
+) -> list[Candidate | Drop]:
     """Every record of every input file (in the given order), collapsed or dropped."""
     items: list[Candidate | Drop] = []
     position = 0
     for path in inputs:
         for record in read_records(path):
-            items.append(collapse(record, position, levels))
+            items.append(collapse(record, position, levels, choice_type_rule))
             position += 1
     return items
 
 
 def batch(
-    inputs: Sequence[Path], *, levels: Sequence[int], templates: dict[str, str], origin: str
+    inputs: Sequence[Path],
+    *,
+    levels: Sequence[int],
+    templates: dict[str, str],
+    origin: str,
+    choice_type_rule: ChoiceTypeRule = DEFAULT_CHOICE_TYPE_RULE,
 ) -> SourceBatch:
     """The pipeline input for FutureX-Past files."""
     return SourceBatch(
         importer=IMPORTER,
         inputs=tuple(inputs),
-        items=tuple(ingest(inputs, levels=levels)),
-        options={"levels": sorted(levels)},
+        items=tuple(ingest(inputs, levels=levels, choice_type_rule=choice_type_rule)),
+        options={"levels": sorted(levels), "choice_type_rule": choice_type_rule},
         templates=templates,
         templates_origin=origin,
         description="Imported from FutureX-Past (futurex-ai/Futurex-Past) by oracleproto dataset import.",

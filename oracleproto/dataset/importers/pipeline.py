@@ -30,7 +30,7 @@ from oracleproto.hashing import sha256_hex
 from oracleproto.oserrors import cannot_write
 
 #: Version of the import record's shape; bump when the pipeline's output for the same input changes.
-IMPORT_FORMAT_VERSION = 1
+IMPORT_FORMAT_VERSION = 2
 #: Strict-mode failures list at most this many bad rows (the report has them all).
 _STRICT_LISTED = 20
 

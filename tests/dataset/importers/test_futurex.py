@@ -68,7 +68,7 @@ def test_levels_option_keeps_only_the_chosen_levels(tmp_path: Path) -> None:
     assert {q.id for q in load_questions(out)} == {
         "fx-001", "fx-004", "fx-005", "fx-006", "fx-007", "fx-013", "fx-014", "fx-017",
     }  # fmt: skip
-    assert read_report(out)["options"] == {"levels": [1]}
+    assert read_report(out)["options"] == {"levels": [1], "choice_type_rule": "answers"}
 
 
 def test_bad_levels_exit_2(tmp_path: Path) -> None:

@@ -1,0 +1,24 @@
+"""The analysis revision a summary records per convention, and what older revisions computed.
+
+``verify`` re-scores a run published by an older revision with that revision's definitions, so
+only the definitions that changed since are switchable here (docs/design.md, "Analysis revision").
+"""
+
+from __future__ import annotations
+
+from oracleproto._version import ANALYSIS_REVISIONS
+from oracleproto.analysis.conventions import Convention
+
+#: From this revision on, ``reference-v4`` follows the earlier implementation's consistency rules:
+#: no majority-vote gain at n = 1 and equal-count entropy buckets.
+EARLIER_CONSISTENCY_RULES = 3
+
+
+def summary_revision(convention: Convention | str) -> int:
+    """The revision this code records for (and writes the bytes of) a summary under ``convention``."""
+    return ANALYSIS_REVISIONS[Convention(convention).value]
+
+
+def earlier_consistency_rules(convention: Convention, revision: int) -> bool:
+    """Whether an analysis at ``revision`` under ``convention`` uses the earlier consistency rules."""
+    return convention is Convention.REFERENCE_V4 and revision >= EARLIER_CONSISTENCY_RULES
