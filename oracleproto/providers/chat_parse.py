@@ -112,10 +112,10 @@ def _parse_tool_calls(raw: Any, response_id: str | None) -> tuple[tuple[ToolCall
         arguments = function.get("arguments")
         if not isinstance(arguments, str):
             arguments = json.dumps(arguments if arguments is not None else {}, ensure_ascii=False)
-        call_id = item.get("id")
-        if not isinstance(call_id, str) or not call_id:
-            call_id = synthesize_tool_call_id(response_id, index, name, arguments)
-        calls.append(ToolCall(id=call_id, name=name, arguments=arguments))
+        raw_id = item.get("id")
+        provided = raw_id if isinstance(raw_id, str) and raw_id else None
+        call_id = provided or synthesize_tool_call_id(response_id, index, name, arguments)
+        calls.append(ToolCall(id=call_id, name=name, arguments=arguments, raw_id=provided))
         wire.append({**item, "id": call_id, "function": {**function, "arguments": arguments}})
     return tuple(calls), wire
 
@@ -166,4 +166,5 @@ def parse_chat_completion(raw: bytes | str, *, latency_ms: int, received_at: dat
         received_at=received_at,
         assistant_message=assistant,
         reasoning=split.reasoning,
+        provider_message=message,
     )

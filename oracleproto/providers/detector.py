@@ -21,8 +21,11 @@ import httpx
 from oracleproto.clock import Clock
 from oracleproto.context import logical_call
 from oracleproto.errors import ConfigError, ErrorKind, QuotaError
+from oracleproto.profile.builtin import builtin_profile
+from oracleproto.profile.model import HarnessProfile
 from oracleproto.providers.backoff import backoff_cursor
 from oracleproto.providers.barrier import assert_detector_safe
+from oracleproto.providers.body_order import ordered
 from oracleproto.providers.chat_parse import (
     ErrorInBodyError,
     MalformedBodyError,
@@ -133,6 +136,7 @@ class LeakDetector:
         *,
         monitor: CallMonitor | None = None,
         template: DetectorTemplate | None = None,
+        profile: HarnessProfile | None = None,
     ) -> None:
         if not settings.model:
             raise ConfigError("LEAK_DETECTOR_MODEL is empty; set a detector slug or disable the filter")
@@ -145,8 +149,13 @@ class LeakDetector:
         self._clock = clock
         self._monitor: CallMonitor = monitor if monitor is not None else NullMonitor()
         self._model = settings.model
-        # The runner passes the run's template (from the recording on replay); else the settings'.
-        self._template = template if template is not None else DetectorTemplate.from_settings(settings)
+        #: Body key order and serialisation; the prompt's rules too unless ``template`` is given.
+        self._profile = profile if profile is not None else builtin_profile()
+        # The runner passes the run's template (from the recording on replay); else the settings'
+        # prompt file with the profile's rules, or the profile's own template.
+        self._template = (
+            template if template is not None else DetectorTemplate.from_settings(settings, self._profile)
+        )
         self._url = endpoint_url(base_url, "chat/completions")
         # Parsed once, on the first request (see ``OpenAIChatClient._request_url``).
         self._parsed_url: httpx.URL | None = None
@@ -177,14 +186,20 @@ class LeakDetector:
             prompt = self._prompts[slot] = self._template.render(result, cutoff)
             if len(self._prompts) > _REPLY_MEMO:
                 del self._prompts[next(iter(self._prompts))]
-        body: dict[str, Any] = {
+        members: dict[str, Any] = {
             "model": self._model,
             "messages": [{"role": "user", "content": prompt}],
             "temperature": self._settings.temperature,
             "max_tokens": self._settings.max_tokens,
         }
+        order = self._profile.detector.key_order
+        body = ordered(members, order, order_name="detector.key_order", profile_name=self._profile.name)
         assert_detector_safe(body)
         return body
+
+    def encode_body(self, body: dict[str, Any]) -> bytes:
+        """The request bytes of ``body``, serialised as the profile's ``request_json.detector`` says."""
+        return self._profile.request_json.detector.encode(body)
 
     async def judge(self, result: SearchResult, cutoff: date) -> Verdict:
         """The verdict on one result; failures become ``failed:<kind>``, never exceptions."""
@@ -197,6 +212,8 @@ class LeakDetector:
         return self._parsed_url
 
     async def _judge(self, body: dict[str, Any]) -> Verdict:
+        # Bytes, not ``json=``: the profile decides separators and escaping, not httpx.
+        content = self.encode_body(body)
         started = self._clock.monotonic()
         # The sample's detector sequence continues across its items and calls (paper App. B.7);
         # retry_max caps this call's retries.
@@ -211,7 +228,7 @@ class LeakDetector:
                 try:
                     response = await self._client.post(
                         self._request_url(),
-                        json=body,
+                        content=content,
                         headers=self._headers,
                         timeout=self._settings.timeout_s,
                     )

@@ -1,19 +1,26 @@
-"""The leak detector's prompt template (paper App. B.5): built in, or ``LEAK_DETECTOR_PROMPT_FILE``.
+"""The leak detector's prompt (paper App. B.5, profile §8): the profile's, or ``LEAK_DETECTOR_PROMPT_FILE``.
 
 The template is data: ``{{field}}`` placeholders for the six whitelisted fields are replaced
-literally, in one pass; every other brace is text. A page field a result lacks is rendered as
-``(not given)``. Nothing else of the run can reach the detector: there is no placeholder for it.
+literally, in one pass; every other brace is text. What a field the result lacks shows, and
+whether the page body carries its truncation marker, are the profile's (built in: ``(not given)``,
+no marker). Nothing else of the run can reach the detector: there is no placeholder for it.
+
+``LEAK_DETECTOR_PROMPT_FILE`` is a shorthand that replaces only the profile's template text; the
+missing-field texts and the marker rule stay the profile's.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
 from oracleproto.errors import ConfigError
 from oracleproto.hashing import sha256_16
-from oracleproto.prompts.placeholders import fill_placeholders, line_of, spelled, unknown_placeholders
+from oracleproto.profile.builtin import DETECTOR_TEMPLATE, builtin_profile
+from oracleproto.profile.model import HarnessProfile, MissingText
+from oracleproto.profile.placeholders import fill, format_spelling
+from oracleproto.prompts.placeholders import line_of, spelled, unknown_placeholders
 from oracleproto.prompts.text_file import read_text_file
 from oracleproto.providers.types import SearchResult
 from oracleproto.settings import DetectorSettings
@@ -22,87 +29,141 @@ from oracleproto.settings import DetectorSettings
 WHITELISTED_FIELDS = ("title", "url", "published_date", "content", "raw_content", "cutoff_date")
 _PAGE_FIELDS = WHITELISTED_FIELDS[:-1]
 PROMPT_FILE_SETTING = "LEAK_DETECTOR_PROMPT_FILE"
+#: What the built-in profile shows for a missing published date or page body.
 NOT_GIVEN = "(not given)"
-
-#: The built-in template; its placeholders are ``{{title}}``, … ``{{cutoff_date}}``.
-DETECTOR_TEMPLATE = """\
-You audit one web page for temporal leakage. The cutoff date is {{cutoff_date}} (ISO 8601).
-Decide whether the page reveals, reports or anticipates anything that happens after {{cutoff_date}}.
-
-Rules:
-1. Judge only from the text given below. Do not use outside knowledge or your own memory of events.
-2. Any event after the cutoff date counts as leakage, whether the page reports it as done, \
-scheduled, announced, planned, predicted or speculated.
-3. A page published after the cutoff date counts as leakage.
-4. When in doubt, the verdict is "drop". Use "keep" only when the page clearly stays at or before \
-the cutoff date.
-5. Reply with a single line of JSON and nothing else: \
-{"verdict": "keep" or "drop", "reason": "<one short sentence>"}
-
-Page:
-title: {{title}}
-url: {{url}}
-published_date: {{published_date}}
-content: {{content}}
-raw_content: {{raw_content}}
-"""
 #: The built-in template's fingerprint as first recorded (sha256-16 of its ``str.format``
 #: spelling, ``{cutoff_date}`` and ``{{"verdict": …}}``): kept so runs recorded before the template
 #: became data still resume, and the published snapshots keep their value.
 BUILTIN_DETECTOR_PROMPT_HASH = "e5ec48d2ffbe0c46"
+#: (field, what it shows when missing) pairs: hashable, so a template stays a frozen value.
+MissingRules = tuple[tuple[str, MissingText], ...]
+
+# Re-exported: the built-in text's single source is the built-in profile.
+__all__ = [
+    "BUILTIN_DETECTOR_PROMPT_HASH",
+    "DETECTOR_TEMPLATE",
+    "NOT_GIVEN",
+    "PROMPT_FILE_SETTING",
+    "WHITELISTED_FIELDS",
+    "DetectorTemplate",
+    "file_fingerprint",
+    "profile_fingerprint",
+    "template_problems",
+]
+
+
+def _builtin_missing() -> MissingRules:
+    return tuple(sorted(builtin_profile().detector.missing.items()))
+
+
+def file_fingerprint(text: str) -> str:
+    """A prompt file's ``leak_detector_prompt_hash``: sha256-16 of its text (built-in text: its own)."""
+    return BUILTIN_DETECTOR_PROMPT_HASH if text == DETECTOR_TEMPLATE else sha256_16(text)
+
+
+def profile_fingerprint(profile: HarnessProfile) -> str:
+    """A profile template's fingerprint, computed as ``fingerprints.detector_template`` says (§11)."""
+    template = profile.detector.template
+    if profile.fingerprints.detector_template == "format_spelling":
+        return sha256_16(format_spelling(template))
+    return sha256_16(template)
 
 
 @dataclass(frozen=True)
 class DetectorTemplate:
-    """A validated detector template; ``fingerprint`` is its ``leak_detector_prompt_hash``."""
+    """A validated detector prompt: its text, the profile's filling rules, its fingerprint.
+
+    ``fingerprint`` is the run's ``leak_detector_prompt_hash``; left empty it is the prompt-file
+    rule (sha256-16 of the text, the built-in text keeping its recorded value).
+    """
 
     text: str
+    #: Per page field, the text shown when its value counts as missing (profile ``detector.missing``).
+    missing: MissingRules = field(default_factory=_builtin_missing)
+    #: The page body is shown with its truncation marker (profile ``truncation.detector_sees_marker``).
+    sees_marker: bool = False
+    fingerprint: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.fingerprint:
+            # A frozen dataclass sets a derived default only this way.
+            object.__setattr__(self, "fingerprint", file_fingerprint(self.text))
 
     @classmethod
     def builtin(cls) -> DetectorTemplate:
-        """The built-in template."""
-        return cls(DETECTOR_TEMPLATE)
+        """The built-in profile's template."""
+        return cls.from_profile(builtin_profile())
 
     @classmethod
-    def from_text(cls, text: str, *, source: str) -> DetectorTemplate:
-        """``text`` checked (placeholders, the cutoff and a page field); ConfigError naming ``source``."""
+    def from_profile(cls, profile: HarnessProfile) -> DetectorTemplate:
+        """``profile``'s template and rules (the profile reader has validated its placeholders)."""
+        return cls(
+            profile.detector.template,
+            tuple(sorted(profile.detector.missing.items())),
+            profile.truncation.detector_sees_marker,
+            profile_fingerprint(profile),
+        )
+
+    @classmethod
+    def from_text(cls, text: str, *, source: str, profile: HarnessProfile | None = None) -> DetectorTemplate:
+        """``text`` checked (placeholders, the cutoff and a page field), with ``profile``'s rules.
+
+        ConfigError naming ``source``. The fingerprint is the prompt-file rule whatever the profile says.
+        """
         problems = template_problems(text)
         if problems:
             listed = "\n".join(f"  - {problem}" for problem in problems)
             raise ConfigError(f"{source} is not a usable detector prompt template:\n{listed}")
-        return cls(text)
+        rules = cls.from_profile(profile if profile is not None else builtin_profile())
+        return cls(text, rules.missing, rules.sees_marker)
 
     @classmethod
-    def from_file(cls, path: Path, *, setting: str = PROMPT_FILE_SETTING) -> DetectorTemplate:
-        """The template in ``path`` (UTF-8 text, at most 1 MiB)."""
-        return cls.from_text(read_text_file(path, setting=setting), source=f"{setting} {path}")
+    def from_file(
+        cls, path: Path, *, setting: str = PROMPT_FILE_SETTING, profile: HarnessProfile | None = None
+    ) -> DetectorTemplate:
+        """The template in ``path`` (UTF-8 text, at most 1 MiB), with ``profile``'s rules."""
+        text = read_text_file(path, setting=setting)
+        return cls.from_text(text, source=f"{setting} {path}", profile=profile)
 
     @classmethod
-    def from_settings(cls, settings: DetectorSettings) -> DetectorTemplate:
-        """``LEAK_DETECTOR_PROMPT_FILE``'s template, else the built-in one."""
-        return cls.builtin() if settings.prompt_file is None else cls.from_file(settings.prompt_file)
+    def from_settings(
+        cls, settings: DetectorSettings, profile: HarnessProfile | None = None
+    ) -> DetectorTemplate:
+        """``LEAK_DETECTOR_PROMPT_FILE``'s template with ``profile``'s rules, else ``profile``'s own."""
+        if settings.prompt_file is not None:
+            return cls.from_file(settings.prompt_file, profile=profile)
+        return cls.from_profile(profile if profile is not None else builtin_profile())
 
     @property
     def is_builtin(self) -> bool:
         """True for the built-in text (also when a file holds exactly that text)."""
         return self.text == DETECTOR_TEMPLATE
 
-    @property
-    def fingerprint(self) -> str:
-        """sha256-16 of the unformatted template (the built-in one keeps its recorded value)."""
-        return BUILTIN_DETECTOR_PROMPT_HASH if self.is_builtin else sha256_16(self.text)
+    def _shown(self, name: str, value: str | None) -> str:
+        rule = dict(self.missing).get(name)
+        if rule is None:
+            return value if value is not None else ""
+        if value is None or (value == "" and rule.when == "absent_null_or_empty"):
+            return rule.text
+        return value
 
     def render(self, result: SearchResult, cutoff: date) -> str:
         """The prompt for one result: the template filled with the whitelisted fields only."""
-        fields = {
+        body = result.raw_content
+        # Only a cut body has a marker, and a cut body is never empty (M > 0): the missing-text
+        # rules below see the body as Tavily sent it, never a bare marker.
+        if body and self.sees_marker:
+            body += result.truncation_marker
+        values = {
             "title": result.title,
             "url": result.url,
-            "published_date": result.published_date or NOT_GIVEN,
+            "published_date": result.published_date,
             "content": result.content,
-            "raw_content": result.raw_content if result.raw_content is not None else NOT_GIVEN,
-            "cutoff_date": cutoff.isoformat(),
+            "raw_content": body,
         }
-        return fill_placeholders(self.text, fields)
+        fields = {name: self._shown(name, value) for name, value in values.items()}
+        fields["cutoff_date"] = cutoff.isoformat()
+        return fill(self.text, fields)
 
 
 def template_problems(text: str) -> list[str]:

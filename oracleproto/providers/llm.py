@@ -10,14 +10,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 import httpx
 
 from oracleproto.clock import Clock
-from oracleproto.context import current_call_context, logical_call
+from oracleproto.context import logical_call
 from oracleproto.errors import AuthError, CallFailedError, ConfigError, ErrorKind, QuotaError
-from oracleproto.hashing import canonical_json, redact_secret, sha256_hex
+from oracleproto.hashing import redact_secret
+from oracleproto.profile.builtin import builtin_profile
+from oracleproto.profile.model import HarnessProfile
 from oracleproto.providers.backoff import backoff_cursor
 from oracleproto.providers.barrier import assert_no_browsing
 from oracleproto.providers.billing import BilledCallFailedError
@@ -29,12 +30,24 @@ from oracleproto.providers.chat_parse import (
 )
 from oracleproto.providers.classify import classify_error, classify_status
 from oracleproto.providers.endpoint import endpoint_url, message_secrets
+from oracleproto.providers.llm_body import build_chat_body, derive_seed, is_reasoning_slug
 from oracleproto.providers.monitor import CallFailure, CallMonitor, NullMonitor, check_wait
 from oracleproto.providers.timing import backoff_delay, call_timing, rate_limit_wait
 from oracleproto.providers.types import ChatResponse, Message, ToolSchema
 from oracleproto.redact import redact_url, scrub_text
 from oracleproto.settings import LLMSettings
 from oracleproto.transport.extensions import served_from_cassette
+
+# The body rules live in ``llm_body``; their names stay importable from here.
+__all__ = [
+    "LLM_QUOTA_REMEDY",
+    "RETRYABLE",
+    "OpenAIChatClient",
+    "build_chat_body",
+    "derive_seed",
+    "is_reasoning_slug",
+    "scrub_secret",
+]
 
 #: Kinds that are retried; every other kind is terminal at once (auth raises ``AuthError``,
 #: quota ``QuotaError``).
@@ -44,41 +57,6 @@ LLM_QUOTA_REMEDY = (
     "top up the credit (or raise the spending/plan limit) of the account behind LLM_API_KEY, "
     "or use a key of an account that has credit"
 )
-
-
-def is_reasoning_slug(model: str, patterns: Sequence[str]) -> bool:
-    """True when the lower-cased slug contains a reasoning pattern (those omit temperature/top_p)."""
-    lowered = model.lower()
-    return any(pattern.lower() in lowered for pattern in patterns if pattern)
-
-
-def derive_seed(model: str, question_id: str, sample: int, step: int) -> int:
-    """A stable 31-bit seed from the sample identity (same identity → same seed, across runs)."""
-    digest = sha256_hex(canonical_json(["oracleproto-seed-v1", model, question_id, sample, step]))
-    return int(digest[:8], 16) & 0x7FFFFFFF
-
-
-def build_chat_body(
-    settings: LLMSettings, model: str, messages: Sequence[Message], tools: Sequence[ToolSchema]
-) -> dict[str, Any]:
-    """The request body the paper's protocol sends for ``model`` (pure; no barrier check)."""
-    body: dict[str, Any] = {"model": model, "messages": list(messages)}
-    if tools:
-        body["tools"] = list(tools)
-    if not is_reasoning_slug(model, settings.reasoning_model_patterns):
-        body["temperature"] = settings.temperature
-        body["top_p"] = settings.top_p
-    if model in settings.max_completion_tokens_models:
-        body["max_completion_tokens"] = settings.max_tokens
-    else:
-        body["max_tokens"] = settings.max_tokens
-    if settings.send_seed:
-        ctx = current_call_context()
-        # Without a sample identity there is nothing stable to derive from; the transport
-        # refuses sampled calls without identity anyway.
-        if ctx is not None:
-            body["seed"] = derive_seed(ctx.model, ctx.question_id, ctx.sample, ctx.step)
-    return body
 
 
 def scrub_secret(text: str, secret: str | None, others: set[str] | None = None) -> str:
@@ -116,6 +94,7 @@ class OpenAIChatClient:
         api_key: str | None = None,
         *,
         monitor: CallMonitor | None = None,
+        profile: HarnessProfile | None = None,
     ) -> None:
         url = base_url if base_url is not None else settings.base_url
         if not url:
@@ -124,6 +103,8 @@ class OpenAIChatClient:
         self._settings = settings
         self._clock = clock
         self._monitor: CallMonitor = monitor if monitor is not None else NullMonitor()
+        #: Body key order and serialisation (default: oracleproto's own, as recorded so far).
+        self._profile = profile if profile is not None else builtin_profile()
         self._url = endpoint_url(url, "chat/completions")
         # Parsed once, on the first request (where a bad URL has always been reported): httpx
         # would otherwise re-parse the string for every request (~0.1 ms each).
@@ -146,6 +127,11 @@ class OpenAIChatClient:
         """The ``/chat/completions`` URL requests go to."""
         return self._url
 
+    @property
+    def profile(self) -> HarnessProfile:
+        """The harness profile this client writes its requests by."""
+        return self._profile
+
     def _request_url(self) -> httpx.URL:
         if self._parsed_url is None:
             self._parsed_url = httpx.URL(self._url)
@@ -162,11 +148,12 @@ class OpenAIChatClient:
             return backoff_delay(self._settings.backoff_server_5xx_s, index), "server_5xx backoff"
         return backoff_delay(self._settings.backoff_network_s, index), f"{kind.value} backoff"
 
-    async def _send(self, body: dict[str, Any], started: float) -> ChatResponse | _Failed:
+    async def _send(self, content: bytes, started: float) -> ChatResponse | _Failed:
         """One attempt: the parsed completion, or what went wrong."""
         try:
+            # Bytes, not ``json=``: the profile decides separators and escaping, not httpx.
             response = await self._client.post(
-                self._request_url(), json=body, headers=self._headers, timeout=self._settings.timeout_s
+                self._request_url(), content=content, headers=self._headers, timeout=self._settings.timeout_s
             )
         except (httpx.TransportError, TimeoutError) as exc:
             latency, received = call_timing(self._clock, started, exc=exc)
@@ -205,8 +192,9 @@ class OpenAIChatClient:
         self, model: str, messages: Sequence[Message], tools: Sequence[ToolSchema]
     ) -> ChatResponse:
         """One logical chat completion (retries inside); raises ``CallFailedError``/``RunStoppedError``."""
-        body = build_chat_body(self._settings, model, messages, tools)
+        body = build_chat_body(self._settings, model, messages, tools, self._profile)
         assert_no_browsing(body)
+        content = self._profile.request_json.llm.encode(body)
         started = self._clock.monotonic()
         # Each kind walks its own backoff sequence, continued from the sample's earlier calls (paper
         # App. B.7: reset only across samples); retry_max caps this call's retries across kinds.
@@ -215,7 +203,7 @@ class OpenAIChatClient:
             attempt = 0
             while True:
                 call.attempt = attempt
-                outcome = await self._send(body, started)
+                outcome = await self._send(content, started)
                 if isinstance(outcome, ChatResponse):
                     return outcome
                 kind, response = outcome.kind, outcome.response

@@ -1,39 +1,43 @@
-"""Time-masked Tavily search over ``tavily-python``'s async client and the injected httpx client.
+"""Time-masked Tavily search: ``POST {base_url}/search`` over the injected httpx client.
 
-``AsyncTavilyClient`` writes its ``Authorization`` header into the client it is given, and
-only when that header is not there yet, so handing it the shared client directly would pin
-the first key forever (and leak it into the LLM channel's defaults). Each key therefore gets
-its own thin ``httpx.AsyncClient`` whose transport forwards every request through the
-injected client's ``send`` — the record/replay transport still sees every byte.
+The request is built here (``search_request``), not by ``tavily-python``: that client fixes the
+body's key order, its ``json.dumps`` defaults and where the key travels (an ``Authorization``
+header), and the harness profile must control all three. It is sent through the injected client
+with the key per request (never on the client), so the record/replay transport sees every byte and
+one client serves every key of the pool. Failures are classified from the HTTP status and body
+(paper Tables 11 and 14); each failed attempt also keeps the earlier harness's description of it
+(``SearchOutcome.error_detail``), secrets scrubbed, for profiles whose failure payload shows it.
 """
 
 from __future__ import annotations
 
-import math
-from contextvars import ContextVar
+import json
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
 import httpx
-from tavily import AsyncTavilyClient
-from tavily.errors import TimeoutError as TavilyTimeoutError
 
 from oracleproto.clock import Clock
 from oracleproto.context import logical_call
 from oracleproto.errors import AuthError, ErrorKind, QuotaError
+from oracleproto.profile.builtin import builtin_profile
+from oracleproto.profile.model import HarnessProfile
 from oracleproto.providers.backoff import backoff_cursor
-from oracleproto.providers.classify import classify_error, classify_status
-from oracleproto.providers.cookies import use_set_cookie_only_jar
-from oracleproto.providers.endpoint import message_secrets
+from oracleproto.providers.classify import classify_status
+from oracleproto.providers.endpoint import endpoint_url, message_secrets
 from oracleproto.providers.keypool import KeyLease, TavilyKeyPool
 from oracleproto.providers.monitor import CallFailure, CallMonitor, NullMonitor, check_wait
+from oracleproto.providers.search_request import DEFAULT_CLIENT_SOURCE, search_body, search_headers
+from oracleproto.providers.search_results import parse_results
 from oracleproto.providers.timing import backoff_delay, call_timing, rate_limit_wait
-from oracleproto.providers.types import SearchOutcome, SearchResult
+from oracleproto.providers.types import SearchOutcome
 from oracleproto.redact import scrub_text
 from oracleproto.settings import SearchSettings
 from oracleproto.transport.extensions import served_from_cassette
-from oracleproto.transport.response_build import body_response
+
+# ``parse_results`` lives in ``search_results``; it stays importable from here.
+__all__ = ["DETAIL_BODY_CHARS", "TavilySearch", "parse_results", "search_failure_kind"]
 
 #: Body phrases of a 4xx that is a rate limit (cool the key down, paper Table 11).
 RATE_LIMIT_NEEDLES: tuple[str, ...] = ("rate limit", "too many requests")
@@ -42,43 +46,8 @@ RATE_LIMIT_NEEDLES: tuple[str, ...] = ("rate limit", "too many requests")
 USAGE_LIMIT_NEEDLES: tuple[str, ...] = ("usage limit",)
 #: Kinds that consume one of ``SEARCH_RETRY_MAX`` retries.
 _RETRY_KINDS = frozenset({ErrorKind.NETWORK, ErrorKind.SERVER_5XX, ErrorKind.UNKNOWN})
-
-
-@dataclass
-class _Exchange:
-    """The last HTTP response seen by the running search attempt (per task, via a contextvar)."""
-
-    response: httpx.Response | None = None
-    body: bytes = b""
-
-
-_exchange: ContextVar[_Exchange | None] = ContextVar("oracleproto_tavily_exchange", default=None)
-
-
-class _ForwardTransport(httpx.AsyncBaseTransport):
-    """Send each request through another client (its transport, hooks and limits)."""
-
-    def __init__(self, client: httpx.AsyncClient) -> None:
-        self._client = client
-
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        """Forward ``request`` and hand back a fresh, fully read response."""
-        inner = await self._client.send(request)
-        body = inner.content
-        exchange = _exchange.get()
-        if exchange is not None:
-            exchange.response = inner
-            exchange.body = body
-        # The body is already decoded: drop the framing headers that described the wire bytes.
-        headers = [
-            (k, v)
-            for k, v in inner.headers.multi_items()
-            if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")
-        ]
-        # ``httpx.Response(content=body)`` without its read pipeline (the same response).
-        return body_response(
-            inner.status_code, headers, body, extensions=dict(inner.extensions), request=request
-        )
+#: Characters of a non-200 body kept in ``error_detail`` (the earlier harness's ``resp.text[:500]``).
+DETAIL_BODY_CHARS = 500
 
 
 @dataclass
@@ -93,6 +62,8 @@ class _Attempt:
     error: BaseException | None = None
     #: What failed, for the circuit breaker (``ConnectError``, ``HTTP 404``).
     signature: str = ""
+    #: The failure as the earlier harness described it (``SearchOutcome.error_detail``), unscrubbed.
+    error_detail: str = ""
 
 
 def search_failure_kind(status: int, body: bytes) -> ErrorKind:
@@ -113,46 +84,38 @@ def search_failure_kind(status: int, body: bytes) -> ErrorKind:
     return kind
 
 
-def _score(value: Any) -> float | None:
-    # A non-finite score would serialise as NaN, which is not JSON a provider accepts.
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        return None
-    return float(value)
-
-
-def parse_results(data: dict[str, Any], max_chars: int) -> tuple[SearchResult, ...]:
-    """Tavily ``results`` as ``SearchResult``s, each text field truncated to ``max_chars``.
-
-    The cut happens here, once, so the detector audits exactly the text the model may see; how
-    much of the page body was cut is kept so the tool message can say so.
-    """
-    raw = data.get("results", [])
-    if not isinstance(raw, list):
-        raise ValueError("Tavily body field 'results' is not a list")
-    out: list[SearchResult] = []
-    for i, item in enumerate(raw):
-        if not isinstance(item, dict):
-            raise ValueError(f"Tavily result {i} is not an object")
-        raw_content = item.get("raw_content")
-        body = raw_content if isinstance(raw_content, str) else None
-        published = item.get("published_date")
-        score = item.get("score")
-        out.append(
-            SearchResult(
-                title=str(item.get("title") or "")[:max_chars],
-                url=str(item.get("url") or ""),
-                content=str(item.get("content") or "")[:max_chars],
-                raw_content=body[:max_chars] if body is not None else None,
-                published_date=published if isinstance(published, str) else None,
-                score=_score(score),
-                raw_content_cut=max(0, len(body) - max_chars) if body is not None else 0,
-            )
-        )
-    return tuple(out)
+def _read_response(response: httpx.Response) -> _Attempt:
+    """The outcome of one answered attempt: the decoded body, or the failure it is."""
+    replayed = served_from_cassette(response)
+    status, content = response.status_code, response.content
+    preview = content[:300].decode("utf-8", errors="replace")
+    failed = _Attempt(response=response, replayed=replayed)
+    if status != 200:
+        failed.kind, failed.signature = search_failure_kind(status, content), f"HTTP {status}"
+        failed.detail = f"HTTP {status}: {preview}"
+        failed.error_detail = f"HTTP {status}: {response.text[:DETAIL_BODY_CHARS]}"
+        return failed
+    failed.kind, failed.signature = ErrorKind.UNKNOWN, "malformed 200 body"
+    failed.detail = f"malformed 200 body: {preview!r}"
+    try:
+        data = json.loads(content)
+    except (ValueError, RecursionError) as exc:
+        # ValueError covers a JSON error and undecodable bytes (json.loads detects UTF-8/16/32).
+        failed.error_detail = f"Tavily returned non-JSON body: {exc}"
+        return failed
+    if not isinstance(data, dict):
+        failed.error_detail = f"Tavily returned a JSON {type(data).__name__}, not an object"
+        return failed
+    return _Attempt(None, "", data, response, replayed=replayed)
 
 
 class TavilySearch:
-    """Unfiltered time-masked search (a ``SearchTool``); the leak filter wraps it."""
+    """Unfiltered time-masked search (a ``SearchTool``); the leak filter wraps it.
+
+    ``profile`` decides the request body (members, order, serialisation) and where the key goes,
+    and how result fields are cut; ``client_source`` is the ``X-Client-Source`` header
+    (tavily-python's by default; ``None`` sends none).
+    """
 
     def __init__(
         self,
@@ -161,90 +124,70 @@ class TavilySearch:
         pool: TavilyKeyPool,
         clock: Clock,
         monitor: CallMonitor | None = None,
+        *,
+        profile: HarnessProfile | None = None,
+        client_source: str | None = DEFAULT_CLIENT_SOURCE,
     ) -> None:
         self._client = client
         self._monitor: CallMonitor = monitor if monitor is not None else NullMonitor()
         self._settings = settings
         self._pool = pool
         self._clock = clock
-        self._per_key: dict[int, tuple[httpx.AsyncClient, AsyncTavilyClient]] = {}
+        self._profile = profile if profile is not None else builtin_profile()
+        self._client_source = client_source
+        self._url = httpx.URL(endpoint_url(settings.base_url, "search"))
 
-    def _tavily(self, lease: KeyLease) -> AsyncTavilyClient:
-        pair = self._per_key.get(lease.index)
-        if pair is None:
-            http = use_set_cookie_only_jar(
-                httpx.AsyncClient(transport=_ForwardTransport(self._client), base_url=self._settings.base_url)
-            )
-            tavily = AsyncTavilyClient(
-                api_key=lease.secret.get_secret_value(), api_base_url=self._settings.base_url, client=http
-            )
-            pair = (http, tavily)
-            self._per_key[lease.index] = pair
-        return pair[1]
+    @property
+    def profile(self) -> HarnessProfile:
+        """The harness profile this client writes its requests by."""
+        return self._profile
 
     async def aclose(self) -> None:
-        """Close the per-key wrapper clients (the injected client stays open)."""
-        for http, _ in self._per_key.values():
-            await http.aclose()
-        self._per_key.clear()
+        """Nothing to release: requests go through the injected client, which its owner closes."""
+
+    def request_bytes(self, key: str, query: str, end_date: date, max_results: int) -> bytes:
+        """The body one attempt sends with ``key`` (pure; the profile's order and serialisation)."""
+        request = self._profile.search_request
+        body = search_body(
+            request,
+            self._settings,
+            query=query,
+            end_date=end_date,
+            max_results=max_results,
+            api_key=key,
+            profile_name=self._profile.name,
+        )
+        return self._profile.request_json.search.encode(body)
 
     async def _attempt(self, lease: KeyLease, query: str, end_date: date, max_results: int) -> _Attempt:
-        exchange = _Exchange()
-        token = _exchange.set(exchange)
+        key = lease.secret.get_secret_value()
+        content = self.request_bytes(key, query, end_date, max_results)
+        headers = search_headers(self._profile.search_request, key, self._client_source)
+        result = await self._send(content, headers)
+        if result.error_detail:
+            # It may reach the model (a profile's failure payload) and the terminal: no key, no
+            # URL credentials (a 401 body can echo the key).
+            hidden = message_secrets(self._settings.base_url, key)
+            result.error_detail = scrub_text(result.error_detail, hidden)
+        return result
+
+    async def _send(self, content: bytes, headers: dict[str, str]) -> _Attempt:
         try:
-            data = await self._tavily(lease).search(
-                query,
-                search_depth=self._settings.search_depth,
-                # SEARCH_DATE_FILTER=off leaves the date limit out (tavily-python drops None fields).
-                end_date=end_date.isoformat() if self._settings.date_filter == "on" else None,
-                max_results=max_results,
-                include_answer=self._settings.include_answer,
-                include_raw_content=self._settings.include_raw_content,
-                timeout=self._settings.timeout_s,
+            response = await self._client.post(
+                self._url, content=content, headers=headers, timeout=self._settings.timeout_s
             )
-        except (TavilyTimeoutError, httpx.TransportError, TimeoutError) as exc:
+        except (httpx.TransportError, TimeoutError) as exc:
+            # Anything else (a replay miss, a damaged cassette) is not a search outcome: it propagates.
+            detail = f"{type(exc).__name__}: {exc}"
             return _Attempt(
                 ErrorKind.NETWORK,
-                f"{type(exc).__name__}: {exc}",
+                detail,
                 replayed=served_from_cassette(exc=exc),
                 error=exc,
                 signature=type(exc).__name__,
+                error_detail=detail,
             )
-        except Exception as exc:
-            response = exchange.response
-            if response is None:
-                return _Attempt(
-                    classify_error(exc),
-                    f"{type(exc).__name__}: {exc}",
-                    replayed=served_from_cassette(exc=exc),
-                    error=exc,
-                    signature=type(exc).__name__,
-                )
-            replayed = served_from_cassette(response)
-            status = response.status_code
-            preview = exchange.body[:300].decode("utf-8", errors="replace")
-            detail = f"HTTP {status}: {preview}"
-            if status == 200:
-                # tavily-python raised while decoding a 200: a non-JSON (or non-object) body.
-                kind, detail, signature = (
-                    ErrorKind.UNKNOWN,
-                    f"malformed 200 body: {preview!r}",
-                    "malformed 200 body",
-                )
-            else:
-                kind, signature = search_failure_kind(status, exchange.body), f"HTTP {status}"
-            return _Attempt(kind, detail, response=response, replayed=replayed, signature=signature)
-        finally:
-            _exchange.reset(token)
-        if not isinstance(data, dict):
-            return _Attempt(
-                ErrorKind.UNKNOWN,
-                "Tavily 200 body is not a JSON object",
-                response=exchange.response,
-                replayed=served_from_cassette(exchange.response),
-                signature="malformed 200 body",
-            )
-        return _Attempt(None, "", data, exchange.response, replayed=served_from_cassette(exchange.response))
+        return _read_response(response)
 
     async def search(self, query: str, end_date: date, max_results: int) -> SearchOutcome:
         """Search with the harness-held cutoff; failures come back as ``error_kind`` (auth raises)."""
@@ -288,16 +231,9 @@ class TavilySearch:
                 call.attempt = attempt
                 attempt += 1
                 result = last = await self._attempt(lease, query, end_date, max_results)
-                if result.kind is None:
-                    try:
-                        outcome = self._outcome(query, end_date, result, started)
-                    except ValueError:
-                        result.kind, result.detail = ErrorKind.UNKNOWN, "malformed Tavily results"
-                        result.signature = "malformed results"
-                    else:
-                        if not result.replayed:
-                            self._monitor.call_done("search", None)
-                        return outcome
+                outcome = self._succeeded(query, end_date, result, started) if result.kind is None else None
+                if outcome is not None:
+                    return outcome
                 if result.replayed:
                     # A replayed outcome is final (the recording holds the retries and key swaps).
                     self._raise_run_stopper(result, lease)
@@ -350,8 +286,23 @@ class TavilySearch:
                 remedy="raise the Tavily plan limit or add a key with credit to TAVILY_API_KEY",
             )
 
+    def _succeeded(
+        self, query: str, end_date: date, result: _Attempt, started: float
+    ) -> SearchOutcome | None:
+        """The outcome of a 200 attempt; ``None`` (and ``result`` marked failed) if its results are junk."""
+        try:
+            outcome = self._outcome(query, end_date, result, started)
+        except ValueError as exc:
+            result.kind, result.detail = ErrorKind.UNKNOWN, "malformed Tavily results"
+            result.signature = "malformed results"
+            result.error_detail = f"malformed Tavily results: {exc}"
+            return None
+        if not result.replayed:
+            self._monitor.call_done("search", None)
+        return outcome
+
     def _outcome(self, query: str, end_date: date, attempt: _Attempt, started: float) -> SearchOutcome:
-        results = parse_results(attempt.data, self._settings.result_max_chars)
+        results = parse_results(attempt.data, self._settings.result_max_chars, self._profile.truncation)
         answer = attempt.data.get("answer")
         latency, _ = call_timing(self._clock, started, response=attempt.response)
         return SearchOutcome(
@@ -382,4 +333,5 @@ class TavilySearch:
             audit=None,
             error_kind=kind.value,
             latency_ms=latency,
+            error_detail=(last.error_detail or None) if last is not None else None,
         )

@@ -9,22 +9,12 @@ from __future__ import annotations
 
 from typing import Any, Final
 
+from oracleproto.profile.builtin import WEB_SEARCH_TOOL_SCHEMA
+
 WEB_SEARCH_TOOL_NAME: Final = "web_search"
 
-WEB_SEARCH_SCHEMA: Final[dict[str, Any]] = {
-    "type": "function",
-    "function": {
-        "name": WEB_SEARCH_TOOL_NAME,
-        "description": ("Search the web. Results are limited to pages published before the forecast cutoff."),
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "query": {"type": "string", "description": "The search query."},
-            },
-            "required": ["query"],
-        },
-    },
-}
+#: The built-in harness profile's tool schema (its single source is ``profile/builtin.py``).
+WEB_SEARCH_SCHEMA: Final[dict[str, Any]] = WEB_SEARCH_TOOL_SCHEMA
 
 
 def check_web_search_schema(schema: dict[str, Any]) -> None:

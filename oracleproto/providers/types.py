@@ -21,9 +21,13 @@ ToolSchema = dict[str, Any]
 class ToolCall:
     """One tool call requested by the model; ``arguments`` is the raw JSON string."""
 
+    #: The id the harness uses: the provider's, or a synthesised one when it sent none.
     id: str
     name: str
     arguments: str
+    #: The provider's own id, ``None`` when it was missing, empty or not a string. A profile that
+    #: echoes the provider's message unchanged (``declared_order``) answers with this one.
+    raw_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -75,6 +79,9 @@ class ChatResponse:
     #: Thinking blocks of a block-list content (Mistral Magistral), kept out of ``content`` so the
     #: answer parser and the leak detector never read them; ``None`` when there were none.
     reasoning: str | None = None
+    #: ``choices[0].message`` exactly as parsed from the body (key order included, nothing
+    #: normalised): what a ``declared_order`` profile echoes. Empty when not built from a body.
+    provider_message: Message = field(default_factory=dict)
 
 
 class ChatModel(Protocol):
@@ -99,6 +106,9 @@ class SearchResult:
     score: float | None = None
     #: Characters of the page body cut off beyond ``SEARCH_RESULT_MAX_CHARS`` (0: the body is whole).
     raw_content_cut: int = 0
+    #: The profile's truncation marker, filled, when the page body was cut ("" otherwise): the model
+    #: sees ``raw_content + truncation_marker``.
+    truncation_marker: str = ""
 
 
 @dataclass(frozen=True)
@@ -127,6 +137,9 @@ class SearchOutcome:
     audit: SearchAudit | None
     error_kind: str | None
     latency_ms: int
+    #: On a failure, what went wrong as the earlier harness wrote it (``HTTP 502: <body>``,
+    #: ``ConnectError: …``), secrets scrubbed; a profile's failure payload may show it. Not in ``to_record``.
+    error_detail: str | None = None
 
     def to_record(self) -> dict[str, Any]:
         """The ``search_calls`` list entry of run-layout.md for this call."""

@@ -6,7 +6,10 @@ import copy
 
 import pytest
 
+from oracleproto.profile import builtin_profile
+from oracleproto.profile.builtin import WEB_SEARCH_TOOL_SCHEMA
 from oracleproto.providers.tools import WEB_SEARCH_SCHEMA, check_web_search_schema
+from tests.providers.earlier import earlier_profile
 
 
 def test_schema_exposes_only_query() -> None:
@@ -35,3 +38,12 @@ def test_drift_is_rejected(mutate: object, message: str) -> None:
     mutate(schema)  # type: ignore[operator]
     with pytest.raises(AssertionError, match=message):
         check_web_search_schema(schema)
+
+
+def test_schema_is_the_builtin_profiles_and_every_fixture_profile_passes_the_pin() -> None:
+    assert WEB_SEARCH_SCHEMA is WEB_SEARCH_TOOL_SCHEMA
+    assert builtin_profile().llm_request.tool_schema == WEB_SEARCH_SCHEMA
+    # The earlier harness's schema differs in its texts (and additionalProperties), not in its argument.
+    earlier = earlier_profile().llm_request.tool_schema
+    assert earlier != WEB_SEARCH_SCHEMA
+    check_web_search_schema(dict(earlier))
