@@ -247,7 +247,12 @@ class ReactSettings(_Section):
     budget_exceeded_drop_tools: bool = Field(True, validation_alias=_env("REACT_BUDGET_EXCEEDED_DROP_TOOLS"))
     """Revoke tools once C searches are used. ``REACT_BUDGET_EXCEEDED_DROP_TOOLS``."""
     min_search_calls: int = Field(0, ge=0, validation_alias=_env("REACT_MIN_SEARCH_CALLS"))
-    """Soft minimum number of searches before answering (paper: 0). ``REACT_MIN_SEARCH_CALLS``."""
+    """Soft minimum number of searches before answering (paper: 0); above 0 a content-only reply
+    with fewer searches is answered by a nudge, which only a harness profile with the ``earlier``
+    injection policy sends. ``REACT_MIN_SEARCH_CALLS``."""
+    max_nudges: int = Field(2, ge=0, validation_alias=_env("REACT_MAX_NUDGES"))
+    """Most nudges per sample while fewer than ``REACT_MIN_SEARCH_CALLS`` searches were made (the
+    earlier implementation's default: 2). ``REACT_MAX_NUDGES``."""
     final_answer_retry: bool = Field(False, validation_alias=_env("REACT_FINAL_ANSWER_RETRY"))
     """Bail-out retry when the final turn is empty (paper: off). ``REACT_FINAL_ANSWER_RETRY``."""
     reflection_protocol: bool = Field(True, validation_alias=_env("ENABLE_REFLECTION_PROTOCOL"))
@@ -273,6 +278,10 @@ class RunSettings(_Section):
 
     source_db: Path | None = Field(None, validation_alias=_env("SOURCE_DB"))
     """Source SQLite DB; empty uses the bundled demo dataset. ``SOURCE_DB``."""
+    harness_profile: Path | None = Field(None, validation_alias=_env("HARNESS_PROFILE"))
+    """Harness profile (JSON, docs/harness-profile.md): every byte-level choice of the requests the
+    model, the detector and Tavily receive; empty or ``builtin``: oracleproto's own.
+    ``PROTOCOLS_FILE`` and ``LEAK_DETECTOR_PROMPT_FILE`` override its matching parts. ``HARNESS_PROFILE``."""
     source_table: str | None = Field(None, validation_alias=_env("SOURCE_TABLE"))
     """Questions table; empty picks the one table with the seven columns. ``SOURCE_TABLE``."""
     runs_root: Path = Field(Path("runs"), validation_alias=_env("RUNS_ROOT"))
@@ -312,6 +321,7 @@ class RunSettings(_Section):
     _split = field_validator("question_types", "choice_types", "grid_r_list", "grid_c_list", mode="before")(
         split_list
     )
+    _no_profile = field_validator("harness_profile", mode="before")(empty_is_none)
 
     @field_validator("question_limit", mode="before")
     @classmethod

@@ -13,22 +13,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date
 
+from oracleproto.agent.policy import Limits, PolicyState, plan_step, should_nudge
 from oracleproto.agent.result import SampleResult
-from oracleproto.agent.status import (
-    Counters,
-    choose_injection,
-    injection_text,
-    retry_text,
-    tools_revoked,
-)
-from oracleproto.agent.tools import ToolState, check_tool_schemas, execute_tool_calls
+from oracleproto.agent.status import Counters, StatusTexts
+from oracleproto.agent.tools import ToolRound, ToolState, check_refusable, check_tool_schemas
 from oracleproto.agent.trajectory import Trajectory
 from oracleproto.clock import Clock
 from oracleproto.context import CallContext, call_context
 from oracleproto.dataset.models import Question
 from oracleproto.errors import CallFailedError, ConfigError, RunStoppedError
 from oracleproto.parser import parse_answer
+from oracleproto.profile import HarnessProfile, builtin_profile
 from oracleproto.providers.billing import BilledCallFailedError
+from oracleproto.providers.echo import tool_call_id_for
 from oracleproto.providers.types import ChatModel, ChatResponse, SearchTool, ToolSchema
 from oracleproto.settings import AnswerParser, ReactSettings
 
@@ -51,6 +48,42 @@ class _Caller:
         return response
 
 
+@dataclass(frozen=True)
+class _Sample:
+    """The fixed parts of one sample's loop: its profile, limits and texts."""
+
+    profile: HarnessProfile
+    limits: Limits
+    status: StatusTexts
+    search: SearchTool | None
+    tools: list[ToolSchema]
+    end_date: date
+    max_results: int
+    parser: AnswerParser
+
+    def counters(self, step: int, searches: int) -> Counters:
+        limits = self.limits
+        return Counters(step, limits.max_steps, searches, limits.shown_cap, limits.min_searches)
+
+
+def _limits(react: ReactSettings, search_enabled: bool, profile: HarnessProfile) -> Limits:
+    if react.min_search_calls and profile.injection_policy != "earlier":
+        raise ConfigError(
+            f"REACT_MIN_SEARCH_CALLS={react.min_search_calls}: the harness profile {profile.name!r} uses the "
+            "'oracleproto' injection policy, which has no nudges (the paper runs with 0 and the reflection "
+            "scaffold drives search depth); set it to 0, or use a profile with the 'earlier' policy"
+        )
+    return Limits(
+        max_steps=react.max_steps,
+        max_searches=react.max_search_calls,
+        search_enabled=search_enabled,
+        drop_tools=react.budget_exceeded_drop_tools,
+        lookahead=react.force_final_answer_lookahead,
+        min_searches=react.min_search_calls,
+        max_nudges=react.max_nudges,
+    )
+
+
 async def run_sample(
     *,
     question: Question,
@@ -66,69 +99,36 @@ async def run_sample(
     clock: Clock,
     write_trace: bool,
     belief: bool,
+    profile: HarnessProfile | None = None,
 ) -> SampleResult:
     """Run Algorithm 1 for one (question, sample) and return what the store persists.
 
     ``model`` is the real slug sent to the provider; ``context`` carries the virtual slug and
-    sample identity. ``prediction_cutoff`` (χ) goes to every search as ``end_date``. A terminal
+    sample identity. ``prediction_cutoff`` (χ) goes to every search as ``end_date``. ``profile``
+    (default: the built-in one) decides every text and payload the model is sent. A terminal
     ``CallFailedError`` becomes the ``error`` of the result; ``RunStoppedError`` (auth, quota) propagates.
     """
+    profile = profile if profile is not None else builtin_profile()
     check_tool_schemas(tools, search)
-    if react.min_search_calls:
-        raise ConfigError(
-            f"REACT_MIN_SEARCH_CALLS={react.min_search_calls} is not supported by the ReAct loop "
-            "(the paper runs with 0 and the reflection scaffold drives search depth); set it to 0"
-        )
-    # Searching needs both the tool and its schema; without them C is 0 and there is nothing to
-    # revoke, so the soft warning and the commit notice cannot apply.
+    # Searching needs both the tool and its schema; without them the sample cannot search.
     active_search = search if tools else None
-    n = react.max_steps
-    c = react.max_search_calls if active_search is not None else 0
-    drop_tools = react.budget_exceeded_drop_tools and active_search is not None
-    trajectory = Trajectory(question=question, belief=belief)
+    sample = _Sample(
+        profile=profile,
+        limits=_limits(react, active_search is not None, profile),
+        status=StatusTexts(profile.texts),
+        search=active_search,
+        tools=tools,
+        end_date=prediction_cutoff,
+        max_results=max_results,
+        parser=react.answer_parser,
+    )
+    check_refusable(profile, sample.limits)
+    trajectory = Trajectory(question=question, belief=belief, echo=profile.llm_request.assistant_echo)
     caller = _Caller(chat, model, context, trajectory)
     trajectory.add_user(user_prompt)
-    state = ToolState(searches=0, search_records=[])
-    letters: frozenset[str] | None = None
-    last_unboxed = False
+    tool_state = ToolState(searches=0, search_records=[])
     try:
-        for step in range(1, n + 1):
-            counters = Counters(step, n, state.searches, c)
-            injection = choose_injection(
-                counters,
-                lookahead=react.force_final_answer_lookahead,
-                drop_tools=drop_tools,
-                last_turn_unboxed=last_unboxed,
-            )
-            if injection is not None:
-                trajectory.add_user(injection_text(injection, counters))
-            offered = [] if tools_revoked(injection) else tools
-            response = await caller.complete(offered, step - 1)
-            if response.tool_calls:
-                # Searches run on behalf of the same sample and step (replay-miss errors name it).
-                with call_context(context.at_step(step - 1)):
-                    tool_messages = await execute_tool_calls(
-                        response.tool_calls,
-                        search=active_search,
-                        tools_offered=bool(offered),
-                        state=state,
-                        step=step,
-                        max_steps=n,
-                        max_searches=c,
-                        end_date=prediction_cutoff,
-                        max_results=max_results,
-                    )
-                trajectory.messages.extend(tool_messages)
-                last_unboxed = False
-                continue
-            letters = parse_answer(response.content or "", question, mode=react.answer_parser)
-            if letters is not None:
-                break
-            last_unboxed = True
-        if letters is None and react.final_answer_retry and trajectory.last is not None:
-            letters = await _bail_out_retry(
-                caller, question, Counters(n, n, state.searches, c), react.answer_parser
-            )
+        letters = await _loop(sample, caller, question, tool_state, react.final_answer_retry)
     except RunStoppedError:
         raise
     except CallFailedError as exc:
@@ -142,33 +142,106 @@ async def run_sample(
             created_at=ended,
             usage=exc.usage if isinstance(exc, BilledCallFailedError) else None,
             latency_ms=exc.latency_ms,
-            search_calls=state.search_records,
+            search_calls=tool_state.search_records,
         )
     return trajectory.result(
         letters=letters,
-        search_calls=state.search_records,
-        search_latency_ms=state.latency_ms,
+        search_calls=tool_state.search_records,
+        search_latency_ms=tool_state.latency_ms,
         write_trace=write_trace,
         fallback_time=clock.now(),
     )
 
 
-async def _bail_out_retry(
-    caller: _Caller, question: Question, counters: Counters, mode: AnswerParser
+async def _loop(
+    sample: _Sample, caller: _Caller, question: Question, tool_state: ToolState, retry: bool
 ) -> frozenset[str] | None:
-    """``REACT_FINAL_ANSWER_RETRY``: one tool-less extra call when the step-N reply was empty.
+    """Steps 1..N (and the final-answer retry); the parsed answer, or None (invalid output)."""
+    profile, limits, trajectory = sample.profile, sample.limits, caller.trajectory
+    state = PolicyState()
+    letters: frozenset[str] | None = None
+    #: The latest content-only reply that was not nudged (the earlier policy's retry rule reads it).
+    last_read: ChatResponse | None = None
+    for step in range(1, limits.max_steps + 1):
+        state.searches = tool_state.searches
+        plan = plan_step(profile.injection_policy, limits, step, state)
+        if plan.injection is not None:
+            counters = sample.counters(step, tool_state.searches)
+            trajectory.add_user(sample.status.injection(plan.injection, counters))
+        offered = sample.tools if plan.offers_tools else []
+        response = await caller.complete(offered, step - 1)
+        state.previous_unboxed = state.previous_nudged = False
+        if response.tool_calls:
+            await _answer_tools(sample, caller, response, step, offered=bool(offered), tool_state=tool_state)
+            continue
+        state.searches = tool_state.searches
+        if profile.injection_policy == "earlier" and should_nudge(limits, step, state):
+            # The reply is not read for an answer: the nudge asks for more searching first.
+            state.nudges += 1
+            state.previous_nudged = True
+            trajectory.nudges = state.nudges
+            trajectory.add_user(sample.status.injection("nudge", sample.counters(step, tool_state.searches)))
+            continue
+        last_read = response
+        letters = parse_answer(response.content or "", question, mode=sample.parser)
+        if letters is not None:
+            return letters
+        state.previous_unboxed = True
+    if retry and _needs_retry(sample, trajectory.last, last_read):
+        return await _final_answer_retry(sample, caller, question, tool_state.searches)
+    return letters
 
-    It fires only for the corner case the paper names (empty final text after the hard cutoff),
-    not for a non-empty unparseable reply, which stays an invalid output. The extra call repeats
-    step N in the header and uses step index N in the call context so it has its own key.
+
+async def _answer_tools(
+    sample: _Sample,
+    caller: _Caller,
+    response: ChatResponse,
+    step: int,
+    *,
+    offered: bool,
+    tool_state: ToolState,
+) -> None:
+    """Answer the tool calls of one reply (searches run on behalf of the same sample and step)."""
+    echo = sample.profile.llm_request.assistant_echo
+    round_ = ToolRound(
+        profile=sample.profile,
+        status=sample.status,
+        limits=sample.limits,
+        search=sample.search,
+        tools_offered=offered,
+        step=step,
+        end_date=sample.end_date,
+        max_results=sample.max_results,
+        call_ids=[tool_call_id_for(call, echo) for call in response.tool_calls],
+    )
+    # The replay-miss errors of the searches name the same sample and step.
+    with call_context(caller.context.at_step(step - 1)):
+        messages = await round_.answer(response.tool_calls, tool_state)
+    caller.trajectory.messages.extend(messages)
+
+
+def _needs_retry(sample: _Sample, last: ChatResponse | None, last_read: ChatResponse | None) -> bool:
+    """Whether ``REACT_FINAL_ANSWER_RETRY`` makes one more call after the loop ended unanswered.
+
+    ``oracleproto``: the last reply's content is blank (tool-call replies count too), the corner
+    case the paper names (an empty final text after the hard cutoff). ``earlier``: the latest
+    content-only reply that was not nudged has empty content (or there was none).
     """
+    if sample.profile.injection_policy == "earlier":
+        return ((last_read.content if last_read is not None else None) or "") == ""
+    return last is not None and not (last.content or "").strip()
+
+
+async def _final_answer_retry(
+    sample: _Sample, caller: _Caller, question: Question, searches: int
+) -> frozenset[str] | None:
+    """One tool-less extra call; it repeats step N in its texts and uses step index N in the call
+    context, so it has its own key."""
     trajectory = caller.trajectory
-    last = trajectory.last
-    if last is None or (last.content or "").strip():
-        return None
     trajectory.retry_used = True
-    trajectory.add_user(retry_text(counters))
-    response = await caller.complete([], counters.max_steps)
+    n = sample.limits.max_steps
+    trajectory.add_user(sample.status.injection("final_answer_retry", sample.counters(n, searches)))
+    response = await caller.complete([], n)
     if response.tool_calls:
         return None
-    return parse_answer(response.content or "", question, mode=mode)
+    return parse_answer(response.content or "", question, mode=sample.parser)

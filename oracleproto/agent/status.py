@@ -1,53 +1,21 @@
-"""The harness status header and the four runtime injection paths (paper App. B.4, Table 12).
+"""The counters of a sample and the status texts a harness profile fills with them (schema §1, §4).
 
-Step numbering (used by every text the model sees): step ``k`` is the k-th LLM call of the
-sample, ``1 ≤ k ≤ N`` with ``N = REACT_MAX_STEPS``. A header ``step k/N (R remaining)`` belongs
-to step ``k``: an injected user message is read by the step-``k`` call, and a tool message answers
-a tool call made by the step-``k`` call. ``R = N − k`` is the number of LLM calls left *after*
-step ``k``. ``s`` is the number of searches executed so far and ``M = C − s``.
+Step numbering (every text the model sees): step ``k`` is the k-th LLM call of the sample,
+``1 ≤ k ≤ N`` with ``N = REACT_MAX_STEPS``. A text belongs to step ``k``: an injected user message
+is read by the step-``k`` call, a tool message answers a tool call of the step-``k`` call. ``s`` is
+the number of searches executed so far (failed ones too); ``C_shown`` is the search cap the model
+is told (0 when the sample cannot search).
 
-Everything here is pure: the loop feeds in its counters and gets back text and a decision.
+Everything here is pure: the loop feeds in its counters and gets back text.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 
-
-class Injection(StrEnum):
-    """The four Table 12 paths, in descending priority."""
-
-    HARD_CUTOFF = "hard_cutoff"
-    SOFT_WARNING = "soft_warning"
-    BUDGET_COMMIT = "budget_commit"
-    UNBOXED_CONTINUATION = "unboxed_continuation"
-
-
-#: Directive line of each path (the line after the status header).
-DIRECTIVES: dict[Injection, str] = {
-    Injection.HARD_CUTOFF: (
-        "This is the final step and tools are disabled. Reply now with your final answer as "
-        "\\boxed{...} in plain content, without any tool call."
-    ),
-    Injection.SOFT_WARNING: (
-        "The step limit is close. You may make one more web_search if it is decisive; otherwise "
-        "commit your final answer as \\boxed{...} now."
-    ),
-    Injection.BUDGET_COMMIT: (
-        "The web_search budget is used up and tools are revoked. Continue without searching and "
-        "commit your final answer as \\boxed{...} on this turn or the next."
-    ),
-    Injection.UNBOXED_CONTINUATION: (
-        "Your last reply contained no parseable \\boxed{...} answer. Resume your reasoning, or "
-        "commit your final answer as \\boxed{...} now."
-    ),
-}
-
-#: Directive of the bail-out retry (``REACT_FINAL_ANSWER_RETRY``), which is not a Table 12 path.
-RETRY_DIRECTIVE = (
-    "Your final reply was empty. Reply with your final answer as \\boxed{...} and nothing that calls a tool."
-)
+from oracleproto.errors import ConfigError
+from oracleproto.profile.model import Texts
+from oracleproto.profile.placeholders import fill
 
 
 @dataclass(frozen=True)
@@ -57,53 +25,67 @@ class Counters:
     step: int
     max_steps: int
     searches: int
+    #: C_shown: the cap the model is told (0 when the sample cannot search).
     max_searches: int
+    #: ``REACT_MIN_SEARCH_CALLS`` (only the nudge text shows it).
+    min_searches: int = 0
 
-    def header(self) -> str:
-        """The status header ``[Harness status] step k/N (R remaining) · web_search s/C used (M left).``"""
-        remaining = self.max_steps - self.step
-        left = self.max_searches - self.searches
-        return (
-            f"[Harness status] step {self.step}/{self.max_steps} ({remaining} remaining) · "
-            f"web_search {self.searches}/{self.max_searches} used ({left} left)."
-        )
-
-
-def choose_injection(
-    counters: Counters,
-    *,
-    lookahead: int,
-    drop_tools: bool,
-    last_turn_unboxed: bool,
-) -> Injection | None:
-    """The one Table 12 path that fires at the top of this step, or None.
-
-    ``last_turn_unboxed`` is true when the previous assistant turn was content-only (no tool
-    calls) and its content had no parseable ``\\boxed{...}`` — empty content included.
-    """
-    step, n = counters.step, counters.max_steps
-    budget_spent = counters.searches >= counters.max_searches
-    if step == n:
-        return Injection.HARD_CUTOFF
-    if n - step < lookahead and not budget_spent:
-        return Injection.SOFT_WARNING
-    if budget_spent and drop_tools:
-        return Injection.BUDGET_COMMIT
-    if last_turn_unboxed:
-        return Injection.UNBOXED_CONTINUATION
-    return None
+    def values(self) -> dict[str, str]:
+        """The counter placeholders (§1) and their values."""
+        return {
+            "step": str(self.step),
+            "max_steps": str(self.max_steps),
+            "steps_left_including_current": str(self.max_steps - self.step + 1),
+            "steps_left_after_current": str(self.max_steps - self.step),
+            "used": str(self.searches),
+            "max_search_calls": str(self.max_searches),
+            "searches_left": str(max(self.max_searches - self.searches, 0)),
+            "min_search_calls": str(self.min_searches),
+        }
 
 
-def tools_revoked(injection: Injection | None) -> bool:
-    """Whether this step's tool list is empty (Table 12, "Tool list this turn")."""
-    return injection in (Injection.HARD_CUTOFF, Injection.BUDGET_COMMIT)
+@dataclass(frozen=True)
+class StatusTexts:
+    """A profile's status texts, filled with a sample's counters."""
 
+    texts: Texts
 
-def injection_text(injection: Injection, counters: Counters) -> str:
-    """The user message of an injection: status header, newline, directive."""
-    return f"{counters.header()}\n{DIRECTIVES[injection]}"
+    def search_clause(self, counters: Counters) -> str:
+        """``texts.search_clause`` (``search_clause_disabled`` when nothing may be searched)."""
+        text = self.texts.search_clause
+        if counters.max_searches == 0 and self.texts.search_clause_disabled is not None:
+            text = self.texts.search_clause_disabled
+        return fill(text, counters.values())
 
+    def values(self, counters: Counters) -> dict[str, str]:
+        """Counters plus the derived ``search_clause`` and ``status_header``."""
+        values = counters.values()
+        values["search_clause"] = self.search_clause(counters)
+        values["status_header"] = fill(self.texts.status_header, values)
+        return values
 
-def retry_text(counters: Counters) -> str:
-    """The user message of the bail-out retry: status header, newline, retry directive."""
-    return f"{counters.header()}\n{RETRY_DIRECTIVE}"
+    def header(self, counters: Counters) -> str:
+        """The status header of this step."""
+        return self.values(counters)["status_header"]
+
+    def tool_error_status(self, counters: Counters, *, strips: bool) -> str | None:
+        """``texts.tool_error_status`` with the strips or default hint; None when the profile has none."""
+        status = self.texts.tool_error_status
+        if status is None:
+            return None
+        values = self.values(counters)
+        hint = self.texts.tool_error_hint_strips if strips else self.texts.tool_error_hint_default
+        values["tool_error_hint"] = fill(hint or "", counters.values())
+        return fill(status, values)
+
+    def injection(self, name: str, counters: Counters) -> str:
+        """The user message of injection ``name``, filled."""
+        text = getattr(self.texts.injections, name)
+        if text is None:
+            # Validation refuses a profile whose policy sends a missing text; this is a run setting
+            # (nudges, the retry) that needs one the profile does not have.
+            raise ConfigError(
+                f"the harness profile has no texts.injections.{name}, but this run sends it; "
+                "write the text in the profile or change the setting that asks for it"
+            )
+        return fill(text, self.values(counters))

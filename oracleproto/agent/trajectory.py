@@ -17,20 +17,11 @@ from typing import Any
 from oracleproto.agent.result import SampleResult
 from oracleproto.dataset.models import Question, letter_index
 from oracleproto.parser import parse_belief
+from oracleproto.profile.model import AssistantEcho
+from oracleproto.providers.echo import echo_message
 from oracleproto.providers.types import ChatResponse, Message, Usage
 
-
-def assistant_message(response: ChatResponse) -> Message:
-    """The assistant message to append: the provider's, or one rebuilt from the parsed fields."""
-    if response.assistant_message:
-        return copy.deepcopy(response.assistant_message)
-    message: Message = {"role": "assistant", "content": response.content}
-    if response.tool_calls:
-        message["tool_calls"] = [
-            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
-            for c in response.tool_calls
-        ]
-    return message
+_PROVIDER_ORDER = AssistantEcho("provider_order")
 
 
 @dataclass
@@ -39,6 +30,8 @@ class Trajectory:
 
     question: Question
     belief: bool
+    #: How each assistant reply is sent back (the profile's ``assistant_echo``).
+    echo: AssistantEcho = _PROVIDER_ORDER
     messages: list[Message] = field(default_factory=list)
     step_metrics: list[dict[str, Any]] = field(default_factory=list)
     belief_trace: list[dict[str, Any]] = field(default_factory=list)
@@ -48,6 +41,8 @@ class Trajectory:
     reasoning_tokens: int = 0
     llm_latency_ms: int = 0
     retry_used: bool = False
+    #: ``REACT_MIN_SEARCH_CALLS`` nudges sent (the ``earlier`` injection policy only).
+    nudges: int = 0
 
     def add_user(self, text: str) -> None:
         """Append a user message (the prompt, a harness injection or the retry directive)."""
@@ -77,7 +72,7 @@ class Trajectory:
         )
         if self.belief:
             self.belief_trace.append({"step": step_index, "belief": belief})
-        self.messages.append(assistant_message(response))
+        self.messages.append(echo_message(response, self.echo))
         self.last = response
 
     def failed_result(
@@ -151,9 +146,9 @@ class Trajectory:
             error=None,
             created_at=last.received_at if last is not None else fallback_time,
             finish_reason=last.finish_reason if last is not None else None,
-            # It counts only REACT_MIN_SEARCH_CALLS nudges, which this loop refuses: harness injections
-            # and the final-answer retry are no nudges there, so none are here.
-            nudges_used=0,
+            # Only REACT_MIN_SEARCH_CALLS nudges count, as in the earlier implementation: harness
+            # injections and the final-answer retry are no nudges.
+            nudges_used=self.nudges,
             step_metrics=list(self.step_metrics),
             response_id=last.response_id if last is not None else None,
             system_fingerprint=last.system_fingerprint if last is not None else None,

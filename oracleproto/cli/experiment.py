@@ -28,8 +28,31 @@ class Experiment:
     config: ConfigFile | None
 
 
+#: ``--profile``: the harness profile (``HARNESS_PROFILE``), on every command that builds requests.
+PROFILE_HELP = (
+    "Harness profile (JSON, docs/harness-profile.md): every byte the model, the detector and Tavily "
+    "are sent; 'builtin' for oracleproto's own (overrides HARNESS_PROFILE)."
+)
+
+
+def profile_option(func: F) -> F:
+    """Add ``--profile FILE`` (``HARNESS_PROFILE``) to a command."""
+    return click.option("--profile", "profile_path", default=None, metavar="FILE", help=PROFILE_HELP)(func)
+
+
+def with_profile(settings: Settings, profile: str | None) -> Settings:
+    """``settings`` with ``--profile`` applied (the option beats ``HARNESS_PROFILE``)."""
+    if profile is None:
+        return settings
+    if not profile.strip():
+        raise click.UsageError("--profile is empty; give a profile file, or 'builtin'")
+    run = settings.run.model_copy(update={"harness_profile": Path(profile)})
+    return settings.model_copy(update={"run": run})
+
+
 def experiment_options(func: F) -> F:
-    """Add ``--config``, ``--models`` and ``--limit`` to a command."""
+    """Add ``--config``, ``--models``, ``--limit`` and ``--profile`` to a command."""
+    func = profile_option(func)
     func = click.option(
         "--limit",
         type=click.IntRange(1),
@@ -55,7 +78,11 @@ def experiment_options(func: F) -> F:
 
 
 def load_experiment(
-    env_file: Path | None, config_path: Path | None, models: str | None, limit: int | None
+    env_file: Path | None,
+    config_path: Path | None,
+    models: str | None,
+    limit: int | None,
+    profile: str | None = None,
 ) -> Experiment:
     """Settings from defaults < ``.env`` < config file < environment < the command's options."""
     config = find_config(config_path)
@@ -71,5 +98,6 @@ def load_experiment(
         settings = settings.model_copy(
             update={"run": settings.run.model_copy(update={"question_limit": limit})}
         )
+    settings = with_profile(settings, profile)
     settings.validate_static()
     return Experiment(settings, config)

@@ -74,6 +74,12 @@ COMMANDS: dict[str, LazyCommand] = {
             ),
         ),
     ),
+    "conformance": _entry(
+        "conformance",
+        "conformance_command",
+        "Run our harness (with --profile, the run settings and --dataset) against CAPTURE, another "
+        "harness's recorded HTTP traffic, and report per channel how many request bodies are byte-identical.",
+    ),
     "dataset": _entry("dataset", "dataset", "Validate, describe and build OracleProto source datasets."),
     "demo": _entry("verify", "demo_group", "The bundled demo run."),
     "export": _entry(
@@ -91,6 +97,11 @@ COMMANDS: dict[str, LazyCommand] = {
         "plan",
         "plan_command",
         "Show what a run would ask and may cost (same as `run --dry-run`); no network, no files written.",
+    ),
+    "profile": _entry(
+        "profile",
+        "profile_group",
+        "Harness profiles: every byte the model, the detector and Tavily receive, as one JSON file.",
     ),
     "render": _entry(
         "render", "render_command", "Print the rendered user prompts of DB (a source SQLite file, or `demo`)."

@@ -199,6 +199,7 @@ def plan_command(
     config_path: Path | None,
     models_option: str | None,
     limit: int | None,
+    profile_path: str | None,
     prices_path: Path | None,
     calibrate: str | None,
     as_json: bool,
@@ -206,7 +207,7 @@ def plan_command(
     """Show what a run would ask and may cost (same as `run --dry-run`); no network, no files written."""
     from oracleproto.cli.run import resolve_dataset
 
-    experiment = load_experiment(env_file, config_path, models_option, limit)
+    experiment = load_experiment(env_file, config_path, models_option, limit, profile_path)
     show_plan(
         experiment.settings,
         resolve_dataset(dataset, experiment.settings),

@@ -3,17 +3,34 @@
 from __future__ import annotations
 
 import json
+import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import click
 
+from oracleproto.cli.experiment import profile_option
 from oracleproto.dataset.demo import demo_db_path
 from oracleproto.dataset.loader import load_questions, load_templates
 from oracleproto.dataset.models import PromptTemplates, Question
 from oracleproto.errors import ConfigError, OracleprotoError
 from oracleproto.hashing import sha256_hex
-from oracleproto.prompts import RuntimeProtocols, load_protocol_file, prompt_templates_hash, render_prompt
+from oracleproto.profile import (
+    PROFILE_SETTING,
+    HarnessProfile,
+    builtin_profile,
+    load_profile,
+    profile_fingerprint,
+)
+from oracleproto.prompts import (
+    Budget,
+    RuntimeProtocols,
+    load_protocol_file,
+    prompt_templates_hash,
+    render_prompt,
+)
+from oracleproto.runner.run_texts import outcome_lines, profile_layout
 from oracleproto.settings import ReactSettings
 from oracleproto.settings_values import check_env_file
 
@@ -72,26 +89,47 @@ def select_questions(questions: list[Question], ids: tuple[str, ...]) -> list[Qu
     return [q for q in questions if q.id in wanted]
 
 
-def build_protocols(name: str, max_steps: int, max_search_calls: int) -> RuntimeProtocols:
-    """The ``--protocols`` choice as a ``RuntimeProtocols`` value (a file's blocks are all on)."""
+def build_protocols(
+    name: str, max_steps: int, max_search_calls: int, profile: HarnessProfile | None = None
+) -> RuntimeProtocols:
+    """The ``--protocols`` choice as a ``RuntimeProtocols`` value (a file's blocks are all on).
+
+    ``default`` and ``all`` switch the blocks of ``profile`` (default: the built-in one), which also
+    decides how the fingerprints are computed.
+    """
+    profile = profile if profile is not None else builtin_profile()
+    rules = profile.fingerprints
     if name.startswith(FILE_PREFIX):
         path = Path(name[len(FILE_PREFIX) :])
         layout = load_protocol_file(path, setting="--protocols")
-        return RuntimeProtocols.from_layout(layout, max_steps, max_search_calls)
-    if name == "none":
-        return RuntimeProtocols.none()
-    if name == "default":
-        return RuntimeProtocols.default(max_steps, max_search_calls)
-    return RuntimeProtocols.all(max_steps, max_search_calls)
+        chosen = RuntimeProtocols.from_layout(layout, max_steps, max_search_calls)
+    elif name == "none":
+        chosen = RuntimeProtocols.none()
+    else:
+        budget = Budget(max_steps, max_search_calls)
+        chosen = RuntimeProtocols(
+            reflection=True,
+            belief=name == "all",
+            budget=budget,
+            layout=profile_layout(profile),
+            limits=budget,
+        )
+    return replace(chosen, block_hash=rules.protocol_blocks, budget_hash=rules.budget_block)
 
 
 def render_document(
-    db: str, questions: list[Question], templates: PromptTemplates, protocols: RuntimeProtocols
+    db: str,
+    questions: list[Question],
+    templates: PromptTemplates,
+    protocols: RuntimeProtocols,
+    profile: HarnessProfile | None = None,
 ) -> dict[str, Any]:
     """The ``--json`` document: hashes, protocol fingerprints and one entry per prompt."""
+    profile = profile if profile is not None else builtin_profile()
+    lines = outcome_lines(profile)
     prompts = []
     for question in questions:
-        text = render_prompt(question, templates, protocols=protocols)
+        text = render_prompt(question, templates, protocols=protocols, lines=lines)
         prompts.append(
             {
                 "id": question.id,
@@ -105,6 +143,7 @@ def render_document(
     budget = protocols.budget
     return {
         "db": db,
+        "harness_profile": {"name": profile.name, "fingerprint": profile_fingerprint(profile)},
         "prompt_templates_hash": prompt_templates_hash(templates),
         "protocols": {
             "reflection": protocols.reflection,
@@ -134,6 +173,14 @@ def _react_defaults() -> ReactSettings:
         raise RenderInputError(f"invalid ReAct settings in the environment or .env: {exc}") from exc
 
 
+def _profile(option: str | None) -> HarnessProfile:
+    """``--profile``, else ``HARNESS_PROFILE``, else the built-in profile."""
+    if option is not None:
+        return load_profile(Path(option), setting="--profile")
+    value = os.environ.get(PROFILE_SETTING, "").strip()
+    return load_profile(Path(value)) if value else builtin_profile()
+
+
 @click.command("render")
 @click.argument("db", metavar="DB")
 @click.option("--id", "ids", multiple=True, metavar="ID", help="Render only this question (repeatable).")
@@ -147,6 +194,7 @@ def _react_defaults() -> ReactSettings:
     "file, as PROTOCOLS_FILE gives a run).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead of text.")
+@profile_option
 @click.option(
     "--table", default=None, metavar="T", help="Questions table (default: the one with the 7 columns)."
 )
@@ -171,6 +219,7 @@ def render_command(
     table: str | None,
     max_steps: int | None,
     max_searches: int | None,
+    profile_path: str | None,
 ) -> None:
     """Print the rendered user prompts of DB (a source SQLite file, or `demo`)."""
     if max_steps is None or max_searches is None:
@@ -181,9 +230,10 @@ def render_command(
         path = resolve_db(db)
         questions = select_questions(load_questions(path, table), ids)
         templates = load_templates(path)
-        chosen = build_protocols(protocols, max_steps, max_searches)
+        profile = _profile(profile_path)
+        chosen = build_protocols(protocols, max_steps, max_searches, profile)
         # Render everything before printing anything: bad input leaves no partial output.
-        document = render_document(db, questions, templates, chosen)
+        document = render_document(db, questions, templates, chosen, profile)
     except OracleprotoError as exc:
         raise RenderInputError(str(exc)) from exc
     if as_json:

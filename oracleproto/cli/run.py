@@ -174,13 +174,14 @@ def run_command(
     config_path: Path | None,
     models_option: str | None,
     limit: int | None,
+    profile_path: str | None,
     prices_path: Path | None,
     dry_run: bool,
     calibrate: str | None,
     max_cost: float | None,
 ) -> None:
     """Run the forecasting benchmark (admission, ReAct loop, store, analysis)."""
-    experiment = load_experiment(env_file, config_path, models_option, limit)
+    experiment = load_experiment(env_file, config_path, models_option, limit, profile_path)
     settings = experiment.settings
     if calibrate is not None and not dry_run:
         raise click.UsageError("--calibrate RUN only shapes the plan: use it with --dry-run (or `plan`)")

@@ -10,6 +10,7 @@ import click
 
 from oracleproto.audit import RefreshOptions, parse_selector
 from oracleproto.cli.audit import refresh_target, run_refresh, select_option
+from oracleproto.cli.experiment import profile_option, with_profile
 from oracleproto.cli.run import (
     check_run_id,
     execute_and_report,
@@ -18,12 +19,26 @@ from oracleproto.cli.run import (
     write_run_analysis,
 )
 from oracleproto.clock import SystemClock
+from oracleproto.profile import load_profile
 from oracleproto.runner.execute import RunOptions
+from oracleproto.settings import Settings
 from oracleproto.sim.faults import FaultConfig
 from oracleproto.sim.harness import SIM_LLM_KEY, SimRunSpec, simulated_settings
 from oracleproto.sim.server import SimConfig, Simulator
 
 _RATE = click.FloatRange(0.0, 1.0)
+
+
+def simulated_profile(settings: Settings) -> Settings:
+    """A simulated run seeds its requests, unless its profile's body has no ``seed`` (a harness
+    that never sent one, such as the earlier implementation's): then it sends none."""
+    path = settings.run.harness_profile
+    if path is None:
+        return settings
+    profile = load_profile(path)
+    if "seed" in profile.llm_request.key_order:
+        return settings
+    return settings.model_copy(update={"llm": settings.llm.model_copy(update={"send_seed": False})})
 
 
 def _revisions(values: tuple[str, ...]) -> dict[str, int]:
@@ -75,6 +90,7 @@ def _revisions(values: tuple[str, ...]) -> dict[str, int]:
     metavar="USD",
     help="Stop resumably (exit 5) once this session's reported or priced spend reaches USD.",
 )
+@profile_option
 @click.option("--no-report", is_flag=True)
 @click.option("--no-progress", is_flag=True)
 @click.option(
@@ -109,6 +125,7 @@ def sim_run(
     refresh: str | None,
     select: tuple[str, ...],
     revise: tuple[str, ...],
+    profile_path: str | None,
 ) -> None:
     """Start the simulator, record a run through the normal `run --record` path, print its directory."""
     if fail_5xx + fail_429 + fail_timeout > 1.0:
@@ -131,7 +148,7 @@ def sim_run(
         revisions=_revisions(revise),
     )
     with Simulator(config) as sim:
-        settings = simulated_settings(sim, spec)
+        settings = simulated_profile(with_profile(simulated_settings(sim, spec), profile_path))
         if refresh is not None:
             refresh_opts = RefreshOptions(
                 old_run=refresh_target(refresh, runs_root),

@@ -33,10 +33,23 @@ _FIX = (
 
 @dataclass(frozen=True)
 class ProtocolBlock:
-    """One appended protocol: its name and its unformatted text (placeholders not yet filled)."""
+    """One appended protocol: its name and its unformatted text (placeholders not yet filled).
+
+    A harness profile may frame a block itself (``separator`` before it instead of the layout's,
+    ``terminator`` after it) and give the text used when the sample cannot search
+    (``text_search_disabled``); a protocols file gives none of them.
+    """
 
     name: BlockName
     text: str
+    separator: str | None = None
+    terminator: str | None = None
+    text_search_disabled: str | None = None
+
+    def framed(self, layout_separator: str, text: str) -> str:
+        """``text`` with this block's framing (its separator, else the layout's, and terminator)."""
+        separator = self.separator if self.separator is not None else layout_separator
+        return separator + text + (self.terminator or "")
 
 
 @dataclass(frozen=True)

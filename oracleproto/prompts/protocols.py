@@ -8,10 +8,11 @@ listed blocks are on. Only ``{{max_steps}}`` / ``{{max_search_calls}}`` are fill
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Literal
 
 from oracleproto.errors import ConfigError
 from oracleproto.hashing import sha256_16
-from oracleproto.prompts.layout import BUILTIN_LAYOUT, ProtocolLayout
+from oracleproto.prompts.layout import BUILTIN_LAYOUT, ProtocolBlock, ProtocolLayout
 from oracleproto.prompts.placeholders import fill_placeholders, placeholders_in
 from oracleproto.prompts.protocol_texts import (
     BELIEF_PROTOCOL_TEXT,
@@ -65,13 +66,19 @@ class RuntimeProtocols:
     layout: ProtocolLayout = BUILTIN_LAYOUT
     #: T and C for placeholders in other blocks while the footer is off (a file may use them anywhere).
     limits: Budget | None = None
+    #: How the run_meta hashes are computed (a harness profile's ``fingerprints``): block hashes of
+    #: the ``text`` as written or ``framed`` (separator + text + terminator); the budget's hash of
+    #: its ``filled_text``, or ``none``.
+    block_hash: Literal["text", "framed"] = "text"
+    budget_hash: Literal["none", "filled_text"] = "filled_text"
 
     def __post_init__(self) -> None:
         missing = [name for name in self._enabled() if self.layout.text(name) is None]
         if missing:
             raise ConfigError(
                 f"runtime protocols: {', '.join(missing)} switched on, but the protocol layout has no "
-                f"{' or '.join(missing)} block; add the block to the protocols file or switch it off"
+                f"{' or '.join(missing)} block; add the block to the protocols file (or the harness "
+                "profile's protocols) or switch it off"
             )
 
     @classmethod
@@ -90,10 +97,16 @@ class RuntimeProtocols:
         return cls(reflection=True, belief=True, budget=Budget(max_steps, max_search_calls))
 
     @classmethod
-    def from_settings(cls, react: ReactSettings) -> RuntimeProtocols:
-        """The built-in protocols a run's ``ReactSettings`` switch on."""
-        budget = Budget(react.max_steps, react.max_search_calls) if react.budget_footer else None
-        return cls(reflection=react.reflection_protocol, belief=react.belief_protocol, budget=budget)
+    def from_settings(cls, react: ReactSettings, layout: ProtocolLayout = BUILTIN_LAYOUT) -> RuntimeProtocols:
+        """The protocols of ``layout`` (default: the built-in texts) that ``ReactSettings`` switch on."""
+        limits = Budget(react.max_steps, react.max_search_calls)
+        return cls(
+            reflection=react.reflection_protocol,
+            belief=react.belief_protocol,
+            budget=limits if react.budget_footer else None,
+            layout=layout,
+            limits=limits,
+        )
 
     @classmethod
     def from_layout(cls, layout: ProtocolLayout, max_steps: int, max_search_calls: int) -> RuntimeProtocols:
@@ -118,6 +131,18 @@ class RuntimeProtocols:
         )
 
     @property
+    def search_enabled(self) -> bool:
+        """E: the samples these protocols introduce may search (their C is above 0)."""
+        values = self.budget or self.limits
+        return values is None or values.max_search_calls > 0
+
+    def _text_of(self, block: ProtocolBlock) -> str:
+        """The text a block shows: ``text_search_disabled`` (when it has one) if nothing may be searched."""
+        if not self.search_enabled and block.text_search_disabled is not None:
+            return block.text_search_disabled
+        return block.text
+
+    @property
     def reflection_text(self) -> str | None:
         """The reflection scaffold as written (unformatted), or None when off."""
         return self.layout.text("reflection") if self.reflection else None
@@ -130,36 +155,55 @@ class RuntimeProtocols:
     @property
     def budget_footer_text(self) -> str | None:
         """The budget footer with T and C filled in, or None when off."""
-        if self.budget is None:
+        block = self._block("budget")
+        if self.budget is None or block is None:
             return None
-        return fill_placeholders(self.layout.text("budget") or "", self.budget.placeholder_values())
+        return fill_placeholders(self._text_of(block), self.budget.placeholder_values())
+
+    def _block(self, name: str) -> ProtocolBlock | None:
+        return next((block for block in self.layout.blocks if block.name == name), None)
 
     def order(self) -> list[str]:
         """The names of the enabled blocks, in the layout's append order."""
         enabled = self._enabled()
         return [block.name for block in self.layout.blocks if block.name in enabled]
 
+    def _enabled_blocks(self) -> list[ProtocolBlock]:
+        enabled = self._enabled()
+        return [block for block in self.layout.blocks if block.name in enabled]
+
     def blocks(self) -> list[str]:
         """The enabled protocol texts, placeholders filled, in the layout's append order."""
-        enabled = self._enabled()
-        return [self._filled(block.name, block.text) for block in self.layout.blocks if block.name in enabled]
+        return [self._filled(block.name, self._text_of(block)) for block in self._enabled_blocks()]
 
     def append_to(self, rendered: str) -> str:
-        """``rendered`` followed by the separator and each enabled block, then the suffix."""
+        """``rendered`` followed by each enabled block in its framing, then the suffix."""
         separator = self.layout.separator
-        return rendered + "".join(separator + text for text in self.blocks()) + self.layout.suffix
+        framed = (
+            block.framed(separator, self._filled(block.name, self._text_of(block)))
+            for block in self._enabled_blocks()
+        )
+        return rendered + "".join(framed) + self.layout.suffix
 
     def fingerprints(self) -> dict[str, str | None]:
         """sha256-16 of each protocol text (None when off), keyed as in ``run_meta``.
 
-        Reflection and belief hash their unformatted text (one value per run); the footer hashes
-        its filled text, so it tracks T and C.
+        Reflection and belief hash their unformatted text (one value per run), framed when the
+        profile says so; the footer hashes its filled text, so it tracks T and C (or is not hashed).
         """
         return {
-            "reflection_protocol_hash": _fingerprint(self.reflection_text),
-            "belief_protocol_hash": _fingerprint(self.belief_text),
-            "budget_footer_hash": _fingerprint(self.budget_footer_text),
+            "reflection_protocol_hash": self._block_hash("reflection", self.reflection_text),
+            "belief_protocol_hash": self._block_hash("belief", self.belief_text),
+            "budget_footer_hash": None
+            if self.budget_hash == "none"
+            else _fingerprint(self.budget_footer_text),
         }
+
+    def _block_hash(self, name: str, text: str | None) -> str | None:
+        block = self._block(name)
+        if text is None or block is None or self.block_hash == "text":
+            return _fingerprint(text)
+        return _fingerprint(block.framed(self.layout.separator, text))
 
     def layout_fingerprint(self) -> str | None:
         """sha256-16 of a non-built-in layout (texts, order, separator, suffix); None when built-in."""

@@ -2,11 +2,29 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from oracleproto.dataset.models import TEMPLATE_KEYS, PromptTemplates, Question, letter
 from oracleproto.errors import DatasetError, DatasetProblem
 from oracleproto.hashing import sha256_hex
+from oracleproto.profile.placeholders import fill
 from oracleproto.prompts.protocol_texts import DEFAULT_SEPARATOR
 from oracleproto.prompts.protocols import RuntimeProtocols
+
+
+@dataclass(frozen=True)
+class OutcomeLines:
+    """How one multiple-choice option is written (a harness profile's ``prompt`` texts)."""
+
+    #: For letters A–Z; placeholders ``{{letter}}`` and ``{{label}}``.
+    standard: str
+    #: For any other letter.
+    other: str
+
+    def render(self, letter: str, label: str) -> str:
+        """The filled line of one option."""
+        text = self.standard if "A" <= letter <= "Z" else self.other
+        return fill(text, {"letter": letter, "label": label})
 
 #: Default separator before each runtime protocol block (a protocols file may set another).
 PROTOCOL_SEPARATOR = DEFAULT_SEPARATOR
@@ -21,13 +39,18 @@ def prompt_templates_hash(templates: PromptTemplates) -> str:
     return sha256_hex("\n".join(lines))
 
 
-def outcomes_block(question: Question) -> str:
+#: The outcome lines of the built-in harness profile: ``A. label`` for every letter.
+DEFAULT_OUTCOME_LINES = OutcomeLines("{{letter}}. {{label}}", "{{letter}}. {{label}}")
+
+
+def outcomes_block(question: Question, lines: OutcomeLines = DEFAULT_OUTCOME_LINES) -> str:
     """Empty for yes/no and binary_named; ``"\\nA. label\\nB. label"`` for multiple choice."""
     if question.question_type != "multiple_choice":
         return ""
     # outcomes_block_rule: '\n' + 'A. <label>\nB. <label>\n...' — the newlines separate lines;
-    # there is none after the last label (the template closes the quote right after it).
-    return "\n" + "\n".join(f"{letter(i)}. {label}" for i, label in enumerate(question.options))
+    # there is none after the last label (the template closes the quote right after it). Letters
+    # past Z (the card's chr(65 + i)) take the profile's other line.
+    return "\n" + "\n".join(lines.render(letter(i), label) for i, label in enumerate(question.options))
 
 
 def output_format(question: Question, templates: PromptTemplates) -> str:
@@ -43,14 +66,16 @@ def output_format(question: Question, templates: PromptTemplates) -> str:
     return values[key]
 
 
-def render_template(question: Question, templates: PromptTemplates) -> str:
+def render_template(
+    question: Question, templates: PromptTemplates, lines: OutcomeLines = DEFAULT_OUTCOME_LINES
+) -> str:
     """The bare template rendering: ``prompt_template`` formatted with the six fields."""
     values = _checked(templates)
     fields = {
         "agent_role": values["agent_role"],
         "event": question.event,
         "end_time": question.end_time.isoformat(),
-        "outcomes_block": outcomes_block(question),
+        "outcomes_block": outcomes_block(question, lines),
         "output_format": output_format(question, templates),
         "guidance": values["guidance"],
     }
@@ -66,10 +91,14 @@ def render_template(question: Question, templates: PromptTemplates) -> str:
 
 
 def render_prompt(
-    question: Question, templates: PromptTemplates, *, protocols: RuntimeProtocols = _NO_PROTOCOLS
+    question: Question,
+    templates: PromptTemplates,
+    *,
+    protocols: RuntimeProtocols = _NO_PROTOCOLS,
+    lines: OutcomeLines = DEFAULT_OUTCOME_LINES,
 ) -> str:
     """The user prompt: the template rendering, then each enabled runtime protocol block."""
-    return protocols.append_to(render_template(question, templates))
+    return protocols.append_to(render_template(question, templates, lines))
 
 
 def _checked(templates: PromptTemplates) -> dict[str, str]:

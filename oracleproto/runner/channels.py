@@ -13,6 +13,7 @@ import httpx
 from pydantic import SecretStr
 
 from oracleproto.clock import Clock
+from oracleproto.profile import HarnessProfile, builtin_profile
 from oracleproto.providers import FilteredSearch, LeakDetector, OpenAIChatClient, TavilyKeyPool, TavilySearch
 from oracleproto.providers.cookies import use_set_cookie_only_jar
 from oracleproto.providers.detector_template import DetectorTemplate
@@ -56,11 +57,14 @@ def open_channels(
     live: bool,
     monitor: CallMonitor | None = None,
     detector_template: DetectorTemplate | None = None,
+    profile: HarnessProfile | None = None,
 ) -> Channels:
     """Build the chat model and the (leak-filtered) search tool over ``cache``, reporting to ``monitor``.
 
     ``detector_template`` is the run's (the recorded one on replay); default: the settings' file.
+    ``profile`` decides the bytes of every request (default: the built-in profile).
     """
+    profile = profile if profile is not None else builtin_profile()
     # Each channel's cap (paper Table 14) bounds the requests on the wire to its provider; the
     # transport holds it, so replayed calls, calls waiting on an identical one and backoff sleeps
     # leave the slot to calls that can use it.
@@ -69,10 +73,10 @@ def open_channels(
     search_http = _client(cache.transport("search", max_in_flight=search.max_concurrency), search.timeout_s)
     detector_http = _client(cache.transport("detector", max_in_flight=det.max_concurrency), det.timeout_s)
     llm_key = None if live else REPLAY_PLACEHOLDER_KEY
-    chat = OpenAIChatClient(llm_http, settings.llm, clock, api_key=llm_key, monitor=monitor)
+    chat = OpenAIChatClient(llm_http, settings.llm, clock, api_key=llm_key, monitor=monitor, profile=profile)
     keys: list[SecretStr] = list(settings.search.api_keys) if live else [SecretStr(REPLAY_PLACEHOLDER_KEY)]
     pool = TavilyKeyPool(keys, clock)
-    tavily = TavilySearch(search_http, settings.search, pool, clock, monitor=monitor)
+    tavily = TavilySearch(search_http, settings.search, pool, clock, monitor=monitor, profile=profile)
     detector = None
     if settings.detector.enabled:
         llm_settings = settings.llm
@@ -82,7 +86,13 @@ def open_channels(
                 update={"api_key": SecretStr(REPLAY_PLACEHOLDER_KEY)}
             )
         detector = LeakDetector(
-            detector_http, detector_settings, llm_settings, clock, monitor=monitor, template=detector_template
+            detector_http,
+            detector_settings,
+            llm_settings,
+            clock,
+            monitor=monitor,
+            template=detector_template,
+            profile=profile,
         )
     return Channels(
         chat=chat,

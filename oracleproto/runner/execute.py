@@ -14,7 +14,8 @@ from datetime import datetime
 from oracleproto import killpoints
 from oracleproto.agent.result import SampleResult
 from oracleproto.clock import Clock
-from oracleproto.errors import DiskFullError, OracleprotoError, RunStoppedError
+from oracleproto.errors import DiskFullError, OracleprotoError, RunStoppedError, StoreError
+from oracleproto.profile import builtin_profile, profile_fingerprint
 from oracleproto.runner.channels import open_channels
 from oracleproto.runner.done_entries import entries_used_by_done, exact_entries_used_by_done
 from oracleproto.runner.failure_tally import FailureTally, retries_of
@@ -25,10 +26,11 @@ from oracleproto.runner.manifest_build import build_manifest
 from oracleproto.runner.monitor import RunMonitor
 from oracleproto.runner.options import Recorded, RunOptions, RunSummary
 from oracleproto.runner.plan import CellPlan, RunPlan, plan_for_settings
+from oracleproto.runner.profile_checks import check_profile_settings
 from oracleproto.runner.progress import RunProgress
 from oracleproto.runner.replay_shards import ReplayShard, Retries, start_shards
 from oracleproto.runner.resume_guard import check_resume
-from oracleproto.runner.run_texts import load_run_texts, recorded_run_texts, with_protocol_switches
+from oracleproto.runner.run_texts import RunTexts, load_run_texts, recorded_run_texts, with_protocol_switches
 from oracleproto.runner.runlog import RunLog
 from oracleproto.runner.stopping import STOP_MESSAGES, disk_full_abort, signal_reason
 from oracleproto.runner.stops import resumable_stop, stop_reason
@@ -115,6 +117,8 @@ async def execute_run(options: RunOptions, *, clock: Clock, rand: RandomBits) ->
     # The protocol texts come from PROTOCOLS_FILE (or the recording); with a file, the ENABLE_*
     # switches follow its blocks, so the snapshot, the agent's belief parsing and analysis agree.
     texts = recorded_run_texts(recorded.config_snapshot) if recorded else load_run_texts(settings)
+    if recorded is None and options.run_id is not None:
+        texts = _resumed_texts(texts, RunDir.at(options.runs_root, options.run_id).existing_manifest())
     settings = with_protocol_switches(settings, texts, recorded=recorded is not None)
     options = replace(options, settings=settings)
     identity = resolve_identity(
@@ -141,9 +145,27 @@ async def execute_run(options: RunOptions, *, clock: Clock, rand: RandomBits) ->
         cassettes_mode=_cassettes_mode(options),
         clock=clock,
     )
+    # After the resume check (a changed setting is named as such), before any byte is written.
+    check_profile_settings(texts.profile, settings)
     run = RunDir.create(options.runs_root, run_id)
     with run.writer_lock():
         return await _execute_locked(options, run, identity, plan, clock)
+
+
+def _resumed_texts(texts: RunTexts, existing: Manifest | None) -> RunTexts:
+    """A resumed run recorded before harness profiles keeps naming none (its manifest and snapshots
+    must stay as they were); it used the built-in profile, so only that one may resume it."""
+    if existing is None or existing.earlier_implementation or existing.harness_profile is not None:
+        return texts
+    # The shorthand files are compared as they always were (runtime_protocols, the detector hash).
+    if texts.base is not None and profile_fingerprint(texts.base) != profile_fingerprint(builtin_profile()):
+        raise StoreError(
+            f"run {existing.run_id} was recorded before harness profiles, with oracleproto's built-in "
+            f"harness; this session's profile is {texts.base.name} ({profile_fingerprint(texts.base)}), "
+            "which sends other bytes. Nothing was written. Resume it without HARNESS_PROFILE / --profile "
+            "(and with the files it was started with), or start a new run"
+        )
+    return texts.without_profile_record()
 
 
 def _cassettes_mode(options: RunOptions) -> CacheMode:
@@ -380,6 +402,8 @@ async def _run_jobs(
         write_generation=refresh_generation,
         used_by_done=entries_used_by_done(stores),
         unused_failures_redo=exact_entries_used_by_done(stores),
+        inner=options.inner_transport,
+        request_sharing=identity.profile.request_sharing,
     )
     monitor = RunMonitor(
         log,
@@ -389,7 +413,13 @@ async def _run_jobs(
         tally=summary.failures,
     )
     channels = open_channels(
-        settings, cache, clock, live=live, monitor=monitor, detector_template=identity.detector_template
+        settings,
+        cache,
+        clock,
+        live=live,
+        monitor=monitor,
+        detector_template=identity.detector_template,
+        profile=identity.profile,
     )
     in_flight = asyncio.Semaphore(max(1, settings.llm.max_concurrency * IN_FLIGHT_PER_LLM_SLOT))
     failure: BaseException | None = None
@@ -398,7 +428,12 @@ async def _run_jobs(
         cell, question_id, sample, _ = job
         async with in_flight:
             result = await run_job_sample(
-                job, question=questions[question_id], channels=channels, settings=settings, clock=clock
+                job,
+                question=questions[question_id],
+                channels=channels,
+                settings=settings,
+                clock=clock,
+                profile=identity.profile,
             )
         used = cache.take_sample_keys(cell.cell.virtual_slug, question_id, sample)
         store_sample(job, result, used, retries_of(cache.store, used))

@@ -15,6 +15,7 @@ from oracleproto.dataset.hashes import metadata_hash, source_db_hash
 from oracleproto.dataset.loader import load_questions, load_templates, read_features_json
 from oracleproto.dataset.models import PromptTemplates, Question
 from oracleproto.errors import ConfigError
+from oracleproto.profile import HarnessProfile
 from oracleproto.prompts import RuntimeProtocols, prompt_templates_hash
 from oracleproto.providers.detector_template import DetectorTemplate
 from oracleproto.runner.run_texts import RunTexts, load_run_texts, recorded_run_texts
@@ -24,9 +25,10 @@ from oracleproto.settings import Settings
 #: Settings that locate files or select the mode; they do not change what is asked of a model,
 #: so they stay out of the config snapshot (a replay elsewhere must produce the same snapshot).
 _LOCATION_FIELDS = {
-    "run": ("mode", "source_db", "runs_root", "cassette_dir", "cache_dir"),
+    "run": ("mode", "source_db", "runs_root", "cassette_dir", "cache_dir", "harness_profile"),
     "analysis": (),
-    # Their content enters through RunTexts.snapshot_entries (fingerprints, non-built-in texts).
+    # Their content enters through RunTexts.snapshot_entries (fingerprints, non-built-in texts; the
+    # harness profile's fingerprint and data).
     "react": ("protocols_file",),
     "detector": ("prompt_file",),
 }
@@ -51,6 +53,20 @@ class RunIdentity:
     config_snapshot: dict[str, Any]
     #: The detector template the run's requests are built from (recorded one on replay).
     detector_template: DetectorTemplate
+    #: The run's harness: effective profile, protocol layout and detector template.
+    texts: RunTexts
+
+    @property
+    def profile(self) -> HarnessProfile:
+        """The effective harness profile every request is built from."""
+        return self.texts.profile
+
+    @property
+    def profile_record(self) -> dict[str, str] | None:
+        """``{"name", "fingerprint"}`` of the profile, or None for a run recorded before profiles."""
+        if not self.texts.records_profile:
+            return None
+        return {"name": self.texts.profile.name, "fingerprint": self.texts.fingerprint}
 
     @property
     def reflection_protocol_hash(self) -> str | None:
@@ -152,4 +168,5 @@ def resolve_identity(
         filters=filters,
         config_snapshot=config_snapshot(settings, texts) if snapshot_override is None else snapshot_override,
         detector_template=texts.detector,
+        texts=texts,
     )

@@ -7,7 +7,7 @@ from oracleproto.agent.result import SampleResult
 from oracleproto.clock import Clock
 from oracleproto.context import CallContext
 from oracleproto.dataset.models import Question
-from oracleproto.providers import WEB_SEARCH_SCHEMA
+from oracleproto.profile import HarnessProfile
 from oracleproto.providers.backoff import sample_backoff
 from oracleproto.runner.channels import Channels
 from oracleproto.runner.jobs import Job
@@ -15,9 +15,17 @@ from oracleproto.settings import Settings
 
 
 async def run_job_sample(
-    job: Job, *, question: Question, channels: Channels, settings: Settings, clock: Clock
+    job: Job,
+    *,
+    question: Question,
+    channels: Channels,
+    settings: Settings,
+    clock: Clock,
+    profile: HarnessProfile,
 ) -> SampleResult:
-    """The sample of ``job`` (cell, question id, sample index, prompt), over ``channels``."""
+    """The sample of ``job`` (cell, question id, sample index, prompt) over ``channels``.
+
+    Every request is built in ``profile``'s bytes."""
     cell, question_id, sample, prompt = job
     admission = next(qp.admission for qp in cell.admitted if qp.question.id == question_id)
     react = settings.react.model_copy(update={"max_search_calls": cell.cell.max_search_calls})
@@ -30,7 +38,7 @@ async def run_job_sample(
             model=cell.cell.real_model,
             chat=channels.chat,
             search=channels.search if searching else None,
-            tools=[WEB_SEARCH_SCHEMA] if searching else [],
+            tools=[dict(profile.llm_request.tool_schema)] if searching else [],
             react=react,
             max_results=cell.cell.results_per_search,
             prediction_cutoff=admission.prediction_cutoff,
@@ -38,4 +46,5 @@ async def run_job_sample(
             clock=clock,
             write_trace=settings.run.write_messages_trace,
             belief=settings.react.belief_protocol,
+            profile=profile,
         )

@@ -9,6 +9,7 @@ from oracleproto.agent.result import SampleResult
 from oracleproto.prompts import render_prompt
 from oracleproto.runner.identity import RunIdentity
 from oracleproto.runner.plan import CellPlan, RunPlan
+from oracleproto.runner.run_texts import outcome_lines
 from oracleproto.settings import Settings
 from oracleproto.store import ModelStore, RunDir, RunMeta
 
@@ -87,7 +88,8 @@ def interleave(per_cell: list[list[Job]]) -> list[Job]:
 
 def _cell_prompts(cell: CellPlan, identity: RunIdentity) -> dict[str, str]:
     protocols = identity.protocols.with_search_calls(cell.cell.max_search_calls)
+    lines = outcome_lines(identity.profile)
     return {
-        qp.question.id: render_prompt(qp.question, identity.templates, protocols=protocols)
+        qp.question.id: render_prompt(qp.question, identity.templates, protocols=protocols, lines=lines)
         for qp in cell.questions
     }

@@ -9,6 +9,7 @@ from oracleproto.runner.identity import RunIdentity
 from oracleproto.runner.plan import RunPlan
 from oracleproto.settings import Settings
 from oracleproto.store import CassettesInfo, Filters, Grid, Hashes, Manifest, format_timestamp, model_file_map
+from oracleproto.store.manifest import HarnessProfileInfo
 
 
 def build_manifest(
@@ -50,4 +51,7 @@ def build_manifest(
         cassettes=cassettes,
         oracleproto_version=__version__,
         harness_revision=HARNESS_REVISION,
+        harness_profile=None
+        if identity.profile_record is None
+        else HarnessProfileInfo(**identity.profile_record),
     )

@@ -8,6 +8,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import httpx
+
 from oracleproto.runner.failure_tally import FailureTally
 from oracleproto.runner.replay_shards import ReplayShard
 from oracleproto.runner.spend_cap import SpendCap
@@ -56,6 +58,9 @@ class RunOptions:
     replay_processes: int = 1
     #: Replay only: worker processes already started for them (else started when the slots are known).
     replay_workers: list[ReplayShard] | None = None
+    #: Record mode: the transport that answers live requests instead of the network (``conformance``
+    #: answers each request with another harness's captured response); None = the network.
+    inner_transport: httpx.AsyncBaseTransport | None = None
 
 
 @dataclass

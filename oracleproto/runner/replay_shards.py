@@ -43,6 +43,7 @@ from oracleproto.analysis.heap import release_heap
 from oracleproto.clock import Clock
 from oracleproto.dataset.models import Question
 from oracleproto.errors import OracleprotoError
+from oracleproto.profile import HarnessProfile
 from oracleproto.providers.detector_template import DetectorTemplate
 from oracleproto.runner.identity import RunIdentity
 from oracleproto.runner.jobs import Job
@@ -105,6 +106,7 @@ class ShardSpec:
     clock: Clock
     questions: dict[str, Question]
     detector_template: DetectorTemplate | None
+    profile: HarnessProfile
     jobs: list[Job]
 
 
@@ -193,7 +195,13 @@ async def _serve(spec: ShardSpec, conn: Connection) -> None:
     from oracleproto.transport import RecordReplay
 
     settings = spec.settings
-    cache = RecordReplay(spec.cassette_dir, clock=spec.clock, mode="replay", cache_dir=spec.cache_dir)
+    cache = RecordReplay(
+        spec.cassette_dir,
+        clock=spec.clock,
+        mode="replay",
+        cache_dir=spec.cache_dir,
+        request_sharing=spec.profile.request_sharing,
+    )
     log = RunLog(spec.log_path, spec.clock)
     tally = FailureTally(fail_action=settings.detector.fail_action)
     monitor = RunMonitor(
@@ -204,7 +212,13 @@ async def _serve(spec: ShardSpec, conn: Connection) -> None:
         notify=lambda text: conn.send(("note", text)),
     )
     channels = open_channels(
-        settings, cache, spec.clock, live=False, monitor=monitor, detector_template=spec.detector_template
+        settings,
+        cache,
+        spec.clock,
+        live=False,
+        monitor=monitor,
+        detector_template=spec.detector_template,
+        profile=spec.profile,
     )
     in_flight = asyncio.Semaphore(WORKER_IN_FLIGHT)
 
@@ -213,7 +227,12 @@ async def _serve(spec: ShardSpec, conn: Connection) -> None:
         async with in_flight:
             question = spec.questions[question_id]
             result = await run_job_sample(
-                job, question=question, channels=channels, settings=settings, clock=spec.clock
+                job,
+                question=question,
+                channels=channels,
+                settings=settings,
+                clock=spec.clock,
+                profile=spec.profile,
             )
         used = cache.take_sample_keys(cell.cell.virtual_slug, question_id, sample)
         # The digests this worker verified as it read the entries: the main process attests every
@@ -295,6 +314,7 @@ def start_shards(
             clock=clock,
             questions={job[1]: questions[job[1]] for job in part},
             detector_template=identity.detector_template,
+            profile=identity.profile,
             jobs=part,
         )
         worker.assign(spec)

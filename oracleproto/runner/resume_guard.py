@@ -214,6 +214,10 @@ def manifest_changes(existing: Manifest, fresh: Manifest) -> list[SettingChange]
             f"{filters_new['question_count']} questions"
             + (" (other ids)" if filters_old["question_count"] == filters_new["question_count"] else ""),
         )
+    if old.get("harness_profile") is not None and new.get("harness_profile") is not None:
+        # A run from before profiles resumes without naming one (runner/execute.py checks it is the
+        # built-in one); the earlier implementation's runs are refused before this.
+        compare(_PROFILE, _profile_of(old), _profile_of(new))
     compare(_REFLECTION, old["reflection_protocol_hash"], new["reflection_protocol_hash"], _protocol)
     compare(_BELIEF, old["belief_protocol_hash"], new["belief_protocol_hash"], _protocol)
     compare("refresh (--refresh / --select)", old.get("refresh"), new.get("refresh"), _refresh)
@@ -224,11 +228,20 @@ def manifest_changes(existing: Manifest, fresh: Manifest) -> list[SettingChange]
 
 _REFLECTION = "reflection protocol (sha256-16; ENABLE_REFLECTION_PROTOCOL)"
 _BELIEF = "belief protocol (sha256-16; ENABLE_BELIEF_PROTOCOL)"
-#: A manifest line left out when a setting that caused it is listed (one change, one line).
+_PROFILE = f"{env_name('run', 'harness_profile')} (name and fingerprint of the harness profile)"
+#: A line left out when a setting that caused it is listed (one change, one line).
 _IMPLIED_BY = {
-    _REFLECTION: (env_name("react", "reflection_protocol"), _PROTOCOLS_FILE),
-    _BELIEF: (env_name("react", "belief_protocol"), _PROTOCOLS_FILE),
+    _REFLECTION: (env_name("react", "reflection_protocol"), _PROTOCOLS_FILE, _PROFILE),
+    _BELIEF: (env_name("react", "belief_protocol"), _PROTOCOLS_FILE, _PROFILE),
+    # The profile's fingerprint covers the shorthand files' texts: a changed file is named as such.
+    _PROFILE: (_PROTOCOLS_FILE, _DETECTOR_PROMPT),
 }
+
+
+def _profile_of(manifest: dict[str, Any]) -> str:
+    """How a manifest's harness profile is shown: its name and fingerprint."""
+    info = manifest["harness_profile"]
+    return f"{info.get('name')} ({info.get('fingerprint')})"
 
 
 def _refresh(value: Any) -> str:

@@ -114,6 +114,7 @@ ROLES: dict[str, dict[str, Role]] = {
         "force_final_answer_lookahead": "identity",
         "budget_exceeded_drop_tools": "identity",
         "min_search_calls": "identity",
+        "max_nudges": "identity",
         "final_answer_retry": "identity",
         "reflection_protocol": "identity",
         "budget_footer": "identity",
@@ -125,6 +126,8 @@ ROLES: dict[str, dict[str, Role]] = {
     },
     "run": {
         "source_db": "location",
+        # Where the profile is; its content is identity through harness_profile's fingerprint.
+        "harness_profile": "location",
         # Which questions it selects is compared through the manifest (ids, source DB hash).
         "source_table": "manifest",
         "runs_root": "location",

@@ -17,12 +17,12 @@ from typing import Any
 
 from oracleproto.analysis.prices import PriceTable, TokenPrice
 from oracleproto.prompts import render_prompt
-from oracleproto.providers import WEB_SEARCH_SCHEMA
 from oracleproto.providers.detector_template import DetectorTemplate
 from oracleproto.providers.types import SearchResult
 from oracleproto.runner.identity import RunIdentity, resolve_identity
 from oracleproto.runner.plan import CellPlan, RunPlan, plan_for_settings
-from oracleproto.runner.run_texts import load_run_texts, with_protocol_switches
+from oracleproto.runner.profile_checks import check_profile_settings
+from oracleproto.runner.run_texts import load_run_texts, outcome_lines, with_protocol_switches
 from oracleproto.runner.spend_calibration import Calibration, Measured
 from oracleproto.settings import Settings
 
@@ -197,7 +197,8 @@ def _cell_estimate(
     steps = settings.react.max_steps
     c, r = cell.cell.max_search_calls, cell.cell.results_per_search
     protocols = identity.protocols.with_search_calls(c)
-    tools_chars = len(json.dumps(WEB_SEARCH_SCHEMA)) if c > 0 else 0
+    tools_chars = len(json.dumps(identity.profile.llm_request.tool_schema)) if c > 0 else 0
+    lines = outcome_lines(identity.profile)
     body_max = settings.search.result_max_chars
     result_chars = Bound(
         r * (RESULT_OVERHEAD_CHARS + EXPECTED_RESULT_FILL * body_max), r * (RESULT_OVERHEAD_CHARS + body_max)
@@ -212,7 +213,7 @@ def _cell_estimate(
         samples=len(cell.admitted) * n,
     )
     for qp in cell.admitted:
-        prompt = render_prompt(qp.question, identity.templates, protocols=protocols)
+        prompt = render_prompt(qp.question, identity.templates, protocols=protocols, lines=lines)
         base = len(prompt) + tools_chars
         expected_in = sum(
             base
@@ -387,6 +388,7 @@ def build_spend_plan(
     """
     settings.validate_static()
     texts = load_run_texts(settings)
+    check_profile_settings(texts.profile, settings)
     settings = with_protocol_switches(settings, texts)
     identity = resolve_identity(settings, source_db, texts=texts)
     plan = plan_for_settings(identity.questions, settings, identity.training_cutoffs)

@@ -30,6 +30,7 @@ _OPTIONAL_ADDITIONS = (
     "refresh",
     "sample_entries_root",
     "harness_revision",
+    "harness_profile",
 )
 
 
@@ -96,6 +97,13 @@ class RefreshInfo(_Strict):
             raise ValueError(str(exc)) from exc
 
 
+class HarnessProfileInfo(_Strict):
+    """Our addition: the harness profile whose bytes the run sent (docs/harness-profile.md)."""
+
+    name: str = Field(description="The profile's name (the built-in one: 'oracleproto').")
+    fingerprint: str = Field(description="sha256-16 of the effective profile's canonical behaviour.")
+
+
 class Manifest(BaseModel):
     """Typed ``manifest.json`` (schema_version 5, analysis_schema "v4") plus our additions."""
 
@@ -123,6 +131,9 @@ class Manifest(BaseModel):
     )
     harness_revision: int | None = Field(
         default=None, ge=1, description="Our addition: the harness revision that recorded it (absent: 1)."
+    )
+    harness_profile: HarnessProfileInfo | None = Field(
+        default=None, description="Our addition: the harness profile (absent: recorded before profiles)."
     )
 
     @field_validator("run_id")

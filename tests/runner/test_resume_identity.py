@@ -147,6 +147,7 @@ IDENTITY_CASES: list[tuple[str, str, Any, str]] = [
     ("react", "force_final_answer_lookahead", 1, "REACT_FORCE_FINAL_ANSWER_LOOKAHEAD: 2 → 1"),
     ("react", "budget_exceeded_drop_tools", False, "REACT_BUDGET_EXCEEDED_DROP_TOOLS: true → false"),
     ("react", "min_search_calls", 1, "REACT_MIN_SEARCH_CALLS: 0 → 1"),
+    ("react", "max_nudges", 1, "REACT_MAX_NUDGES: 2 → 1"),
     ("react", "final_answer_retry", True, "REACT_FINAL_ANSWER_RETRY: false → true"),
     ("react", "reflection_protocol", False, "ENABLE_REFLECTION_PROTOCOL: true → false"),
     ("react", "budget_footer", False, "ENABLE_BUDGET_FOOTER: true → false"),
