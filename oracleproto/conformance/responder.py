@@ -13,12 +13,12 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import httpx
 
 from oracleproto.conformance.compare import masked
-from oracleproto.conformance.positions import Located, Position, locate_ours
+from oracleproto.conformance.positions import LlmPosition, Located, Position, locate_ours
 from oracleproto.conformance.samples import Classified
 from oracleproto.conformance.template import DetectorTemplateMatcher
 from oracleproto.context import CallContext, current_call_context
@@ -65,6 +65,15 @@ class CaptureResponder(httpx.AsyncBaseTransport):
         self._masked: dict[int, bytes] = {}
         self._lock = threading.Lock()
         self.pairings: list[Pairing] = []
+        #: (model, question) → the captured sample labels; our samples are mapped onto them.
+        self._labels: dict[tuple[str, str], list[int]] = {}
+        for _, position in self._free:
+            if isinstance(position, LlmPosition):
+                labels = self._labels.setdefault((position.model, position.question_id), [])
+                if position.sample not in labels:
+                    labels.append(position.sample)
+        #: (model, question, our sample) → the captured sample label it follows.
+        self._sample_of: dict[tuple[str, str, int], int] = {}
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         """Pair ``request`` and answer it with the captured status, headers and body."""
@@ -84,11 +93,35 @@ class CaptureResponder(httpx.AsyncBaseTransport):
             self.pairings.append(pairing)
         return pairing
 
+    def _captured_sample(self, position: LlmPosition, ours: bytes) -> LlmPosition:
+        """``position`` with our sample replaced by the captured sample it follows.
+
+        Samples of one (model, question) are interchangeable until their replies differ, and the
+        other harness numbered them in its own order: our sample takes, at its first request, a
+        captured sample not yet taken — one whose request is byte-identical if there is one — and
+        follows it from then on (its answers are that sample's, so its requests follow too).
+        """
+        key = (position.model, position.question_id, position.sample)
+        label = self._sample_of.get(key)
+        if label is None:
+            taken = {v for (m, q, _), v in self._sample_of.items() if (m, q) == key[:2]}
+            free = [s for s in sorted(self._labels.get(key[:2], [])) if s not in taken]
+            same = [s for s in free if self._identical_at(replace(position, sample=s), ours)]
+            label = (same or free or [position.sample])[0]
+            self._sample_of[key] = label
+        return replace(position, sample=label)
+
+    def _identical_at(self, position: LlmPosition, ours: bytes) -> bool:
+        return any(self._masked_body(c) == ours for c in self._free.get(("llm", position), []))
+
     def _take(self, located: Located, ours: bytes) -> tuple[Classified | None, bool]:
         """The exchange to answer with (an identical one first, else the earliest) and whether identical."""
         if located.position is None:
             return None, False
-        free = self._free.get((located.channel, located.position))
+        position = located.position
+        if isinstance(position, LlmPosition):
+            position = self._captured_sample(position, ours)
+        free = self._free.get((located.channel, position))
         if not free:
             return None, False
         index = next((i for i, c in enumerate(free) if self._masked_body(c) == ours), None)
