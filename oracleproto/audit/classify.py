@@ -2,8 +2,9 @@
 
 Pairing: the same key is the same request. Otherwise entries are paired by logical slot —
 llm: (model, question, sample, step, occurrence); search: the query; detector: the audited
-URL and cutoff — so a slot whose canonical request differs shows up as "request changed", not as an
-unrelated removal plus addition.
+URL and cutoff (search and detector followed by the sample's call when keyed per call, under
+request_sharing "none") — so a slot whose canonical request differs shows up as "request
+changed", not as an unrelated removal plus addition.
 
 Classes: ``unchanged`` (only masked fields differ), ``response_changed``, ``request_changed``,
 ``added``, ``removed``. Drift attribution per changed entry:
@@ -88,14 +89,20 @@ def slot_of(entry: Entry) -> tuple[Any, ...]:
     if entry.channel == "llm" and entry.context is not None:
         c = entry.context
         return ("llm", c["model"], c["question_id"], c["sample"], c["step"], entry.occurrence or 0)
+    # A search/detector entry keyed per call (request_sharing "none") belongs to one sample's call:
+    # its slot carries that call, so identical requests of different samples never pair up.
+    ctx = entry.context
+    call: tuple[Any, ...] = ()
+    if entry.occurrence is not None and ctx is not None:
+        call = (ctx["model"], ctx["question_id"], ctx["sample"], ctx["step"], entry.occurrence)
     if entry.channel == "search" and isinstance(body, dict) and isinstance(body.get("query"), str):
-        return ("search", body["query"])
+        return ("search", body["query"], *call)
     if entry.channel == "detector":
         text = entry.request_body.replace("\\/", "/")
         found = _URL.search(text)
         if found:
             cutoff = _CUTOFF.search(text)
-            return ("detector", found.group(0), cutoff.group(1) if cutoff else None)
+            return ("detector", found.group(0), cutoff.group(1) if cutoff else None, *call)
     return (entry.channel, entry.key)
 
 

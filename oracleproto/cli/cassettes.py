@@ -99,7 +99,7 @@ def ls_cmd(path: Path, sample: tuple[str, str, int] | None, as_json: bool) -> No
     for e in entries:
         ctx = e.context
         who = f"{ctx['model']} {ctx['question_id']} s{ctx['sample']} t{ctx['step']}" if ctx else "-"
-        if ctx and e.channel != "llm":
+        if ctx and e.channel != "llm" and e.occurrence is None:
             who = f"first asked by {who}"  # shared entries are keyed without the sample
         shared = f"  used by {users[e.key]} samples" if users.get(e.key, 0) > 1 else ""
         click.echo(f"{e.key[:16]}  {e.channel:<8} {e.status:>3}  g{e.generation}  {who}{shared}")
@@ -209,7 +209,7 @@ def stats_cmd(path: Path, samples: int | None, as_json: bool) -> None:
     for name, ch in sorted(stats.channels.items()):
         line = f"{name}: {ch.entries} entries (distinct keys), {ch.requests} requests"
         if name != "llm":
-            line += f", dedup ratio {ch.dedup_ratio:.2f}"
+            line += f", {ch.sharing_text()}"
         if ch.prompt_tokens or ch.completion_tokens:
             line += f", tokens {ch.prompt_tokens}+{ch.completion_tokens}"
         if ch.costed:

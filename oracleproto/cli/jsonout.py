@@ -95,6 +95,7 @@ def stats_document(stats: CassetteStats, samples: int | None) -> dict[str, Any]:
             "entries": ch.entries,
             "requests": ch.requests,
             "dedup_ratio": round(ch.dedup_ratio, 6),
+            "per_call_entries": ch.per_call,
             "prompt_tokens": ch.prompt_tokens,
             "completion_tokens": ch.completion_tokens,
             "cost_usd": round(ch.cost, 10) if ch.costed else None,

@@ -13,7 +13,7 @@ from oracleproto._lazy import export_dir, load_export
 if TYPE_CHECKING:
     from oracleproto.errors import CassetteIntegrityError, ReplayMissError, SampleContextError
     from oracleproto.transport.diff import generation_diff, json_diff
-    from oracleproto.transport.keys import KEY_SCHEMA_VERSION, Channel
+    from oracleproto.transport.keys import KEY_SCHEMA_VERSION, Channel, RequestSharing
     from oracleproto.transport.recorder import Mode, RecordReplay, RefreshPredicate
     from oracleproto.transport.stats import CassetteStats, cassette_stats
     from oracleproto.transport.store import CassetteStore, rebuild_index
@@ -27,6 +27,7 @@ _EXPORTS = {
     "json_diff": "oracleproto.transport.diff",
     "KEY_SCHEMA_VERSION": "oracleproto.transport.keys",
     "Channel": "oracleproto.transport.keys",
+    "RequestSharing": "oracleproto.transport.keys",
     "Mode": "oracleproto.transport.recorder",
     "RecordReplay": "oracleproto.transport.recorder",
     "RefreshPredicate": "oracleproto.transport.recorder",
@@ -46,6 +47,7 @@ __all__ = [
     "RecordReplay",
     "RefreshPredicate",
     "ReplayMissError",
+    "RequestSharing",
     "SampleContextError",
     "cassette_stats",
     "generation_diff",

@@ -22,6 +22,31 @@ KEY_SCHEMA_VERSION = 1
 Channel = Literal["llm", "search", "detector"]
 CHANNELS: tuple[Channel, ...] = get_args(Channel)
 
+#: Whether identical search and detector requests share one entry (and, recording, one live call).
+#: ``identical_search_and_detector``: keyed by the request alone, across samples and models (the
+#: default, and every recording made before the choice existed). ``none``: a request made inside a
+#: sample context is keyed like a main-LLM call — the context plus an occurrence counter — so every
+#: call gets its own entry. The names are the harness profile's (``profile.model.RequestSharing``).
+RequestSharing = Literal["identical_search_and_detector", "none"]
+REQUEST_SHARING: tuple[RequestSharing, ...] = get_args(RequestSharing)
+DEFAULT_REQUEST_SHARING: RequestSharing = "identical_search_and_detector"
+_SHARED_CHANNELS: dict[str, frozenset[Channel]] = {
+    "identical_search_and_detector": frozenset({"search", "detector"}),
+    "none": frozenset(),
+}
+
+
+def shared_channels(sharing: str) -> frozenset[Channel]:
+    """The channels whose requests are keyed by the request alone under ``sharing``.
+
+    Never ``llm``: a sampled main-LLM call is always keyed by its sample (GUIDE §2.1).
+    """
+    found = _SHARED_CHANNELS.get(sharing)
+    if found is None:
+        raise ConfigError(f"unknown request_sharing {sharing!r}; use one of {', '.join(REQUEST_SHARING)}")
+    return found
+
+
 #: Body fields that never change what the service answers: credentials and client-side
 #: timeouts. ``stream`` stays in the key because it changes the wire format (SSE vs JSON).
 TRANSPORT_ONLY_FIELDS = frozenset({"api_key", "apikey", "api-key", "timeout", "request_timeout"})
@@ -136,7 +161,7 @@ def check_sample_identity(channel: Channel, projection: dict[str, Any], ctx: Cal
 def key_material(
     projection: dict[str, Any], ctx: dict[str, Any] | None, occurrence: int | None
 ) -> dict[str, Any]:
-    """What the key hashes: the projection plus, for llm, the context and occurrence."""
+    """What the key hashes: the projection plus, when keyed per call, the context and occurrence."""
     return {"context": ctx, "occurrence": occurrence, "request": projection, "v": KEY_SCHEMA_VERSION}
 
 

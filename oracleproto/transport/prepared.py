@@ -13,13 +13,16 @@ from oracleproto.context import current_call_context, current_logical_call
 from oracleproto.errors import ReplayMissError
 from oracleproto.hashing import LONG_STRING, canonical_json, canonical_json_long_text
 from oracleproto.transport.diff import nearest
+from oracleproto.transport.entry import Entry
 from oracleproto.transport.keys import (
+    DEFAULT_REQUEST_SHARING,
     KEY_SCHEMA_VERSION,
     Channel,
     canonical_request,
     check_sample_identity,
     context_dict,
     parse_body,
+    shared_channels,
 )
 from oracleproto.transport.shared_keys import SharedKey, SharedKeyMemo
 from oracleproto.transport.store import CassetteStore
@@ -32,6 +35,8 @@ _KEY_TAIL = (',"v":' + canonical_json(KEY_SCHEMA_VERSION) + "}").encode("utf-8")
 #: A body whose first ``LONG_STRING`` bytes hold at most this many double quotes is mostly long
 #: strings (prompts, pages): the fast encoder's Python call per string is then paid a few times.
 _QUOTES_IN_PREFIX = LONG_STRING // 256
+#: The channels keyed by the request alone unless a run chooses otherwise (``keys.RequestSharing``).
+SHARED_BY_DEFAULT = shared_channels(DEFAULT_REQUEST_SHARING)
 
 
 def _mostly_long_strings(body: bytes) -> bool:
@@ -76,7 +81,8 @@ class PreparedRequest:
         "occurrence",
         "parsed_body",
     )
-    #: The memoised keying of a search/detector request (None on the main-LLM channel).
+    #: The memoised projection (and shared key) of a search/detector request (None on the main-LLM
+    #: channel); a request keyed per call uses its projection, not its key.
     _shared: SharedKey | None
     _projection: dict[str, Any] | None
     #: ``keys.parse_body(body)`` when it was computed (main-LLM channel), for the secrets scan.
@@ -89,6 +95,8 @@ class PreparedRequest:
         body: bytes,
         shared_keys: SharedKeyMemo,
         occurrence: Occurrence,
+        *,
+        shared_channels: frozenset[Channel] = SHARED_BY_DEFAULT,
     ) -> None:
         self.channel = channel
         self.body = body
@@ -97,13 +105,19 @@ class PreparedRequest:
         call = current_logical_call()
         self.attempt = call.attempt if call is not None else 0
         if channel != "llm":
-            # No context or occurrence in the key: the same bytes key the same (memoised).
+            # The projection depends on the bytes alone, so it is memoised whichever way it is keyed.
             shared = shared_keys.get(channel, request.method, str(request.url), body)
             self._shared = shared
             self._projection = None
-            self.body_json, self.key, self.meta = shared.body_json, shared.key, dict(shared.meta)
-            self.occurrence = None
             self.parsed_body = None
+            if channel in shared_channels or self.ctx is None:
+                # No context or occurrence in the key: the same bytes key the same (memoised).
+                self.body_json, self.key, self.meta = shared.body_json, shared.key, dict(shared.meta)
+                self.occurrence = None
+                return
+            # request_sharing "none": keyed like a main-LLM call of this sample (its own entry).
+            self.body_json, self.meta = shared.body_json, dict(shared.meta)
+            self._key_per_call(shared.projection_parts(), occurrence)
             return
         self._shared = None
         self.parsed_body = parse_body(body)
@@ -126,10 +140,19 @@ class PreparedRequest:
             return
         # The key the request has when it is the first of its kind fingerprints the projection (and
         # the context) as well as the projection's own sha256 did, and is usually the key: one hash
-        # of the body instead of two.
+        # of the body instead of two. (``_key_per_call`` does the same; inlined on this hot path.)
         ctx_json = canonical_json(self.ctx)
         first = _entry_key(ctx_json, 0, parts)
         self.occurrence = occurrence(channel, self.ctx, first, self.attempt)
+        self.key = first if self.occurrence == 0 else _entry_key(ctx_json, self.occurrence, parts)
+
+    def _key_per_call(self, parts: tuple[bytes, ...], occurrence: Occurrence) -> None:
+        """Key a search/detector request by its sample context and its occurrence there, as a
+        main-LLM request is keyed (request_sharing "none")."""
+        assert self.ctx is not None
+        ctx_json = canonical_json(self.ctx)
+        first = _entry_key(ctx_json, 0, parts)
+        self.occurrence = occurrence(self.channel, self.ctx, first, self.attempt)
         self.key = first if self.occurrence == 0 else _entry_key(ctx_json, self.occurrence, parts)
 
     @property
@@ -149,7 +172,29 @@ def miss_error(prep: PreparedRequest, store: CassetteStore, cassette_dir: Path) 
         if ctx is not None
         else f"model {prep.projection['model']!r}, no sample context"
     )
+    if prep.channel != "llm":
+        who += (
+            ", keyed per call (request_sharing none)"
+            if prep.occurrence is not None
+            else ", keyed by the request alone (shared across samples)"
+        )
     same_channel = store.find(lambda e: e.channel == prep.channel)
+    twins = (
+        [e for e in same_channel if e.request_body == prep.body_json and e.request_meta == prep.meta]
+        if prep.channel != "llm"
+        else []
+    )
+    # A twin: the request itself is recorded, only its keying (sample, occurrence, sharing) differs.
+    detail = _keying_detail(prep, twins) if twins else _nearest_detail(prep, same_channel)
+    return ReplayMissError(
+        f"replay miss on channel {prep.channel}: {who}, occurrence {prep.occurrence}, "
+        f"key {prep.key}; cassette {cassette_dir}. {detail}\n"
+        "Re-record with --record (or refresh) if the request legitimately changed."
+    )
+
+
+def _nearest_detail(prep: PreparedRequest, same_channel: list[Entry]) -> str:
+    """The nearest recorded request (same sample first) and its JSON-path diff."""
     if prep.ctx is not None:
         mine = {k: prep.ctx[k] for k in ("model", "question_id", "sample")}
         same_ctx = [
@@ -158,16 +203,39 @@ def miss_error(prep: PreparedRequest, store: CassetteStore, cassette_dir: Path) 
         same_channel = same_ctx or same_channel
     found = nearest(prep.projection, same_channel)
     if found is None:
-        detail = f"no {prep.channel} entries are recorded at all"
-    else:
-        near, diff = found
-        lines = "\n  ".join(diff) if diff else "(identical request: context or occurrence differs)"
-        detail = (
-            f"nearest recorded request (entry {near.key}, context {near.context}, "
-            f"occurrence {near.occurrence}):\n  {lines}"
+        return f"no {prep.channel} entries are recorded at all"
+    near, diff = found
+    lines = "\n  ".join(diff) if diff else "(identical request: context or occurrence differs)"
+    return (
+        f"nearest recorded request (entry {near.key}, context {near.context}, "
+        f"occurrence {near.occurrence}):\n  {lines}"
+    )
+
+
+def _keying_detail(prep: PreparedRequest, twins: list[Entry]) -> str:
+    """Why a search/detector request recorded byte for byte still misses: how it was keyed."""
+    shared = [e for e in twins if e.occurrence is None]
+    per_call = [e for e in twins if e.occurrence is not None]
+    if prep.occurrence is not None and shared:
+        return (
+            f"this request is recorded shared across samples (entry {shared[0].key}): the run was "
+            "recorded with request_sharing identical_search_and_detector; replay it with that setting"
         )
-    return ReplayMissError(
-        f"replay miss on channel {prep.channel}: {who}, occurrence {prep.occurrence}, "
-        f"key {prep.key}; cassette {cassette_dir}. {detail}\n"
-        "Re-record with --record (or refresh) if the request legitimately changed."
+    if prep.occurrence is None and per_call and prep.ctx is not None:
+        return (
+            f"this request is recorded per call ({len(per_call)} entries, e.g. {per_call[0].key} for "
+            f"context {per_call[0].context}): the run was recorded with request_sharing none; replay "
+            "it with that setting"
+        )
+    mine = sorted(e.occurrence for e in per_call if e.context == prep.ctx and e.occurrence is not None)
+    if mine:
+        return (
+            f"this request is recorded for this sample and step at occurrence(s) "
+            f"{', '.join(map(str, mine))}; this call is occurrence {prep.occurrence}: the run now makes "
+            "more identical calls here than were recorded"
+        )
+    other = twins[0]
+    return (
+        f"this request is recorded only for another sample context (entry {other.key}, context "
+        f"{other.context}, occurrence {other.occurrence})"
     )

@@ -7,6 +7,12 @@
   the calls it selects go live; the others replay from the previous generations (and go
   live only when nothing was recorded for them). Either way the new generation ends up
   holding every entry the refreshed run used, so it is a complete recording on its own.
+
+``request_sharing`` (per run, from the harness profile; ``keys.RequestSharing``) says whether
+identical search and detector requests share one entry and, while recording, one live call
+(``identical_search_and_detector``, the default) or whether each call of a sample gets its own
+entry, keyed by the sample context and an occurrence counter like a main-LLM call (``none``).
+A replay must use the setting the run was recorded with: the keys differ.
 """
 
 from __future__ import annotations
@@ -30,7 +36,13 @@ from oracleproto.transport.channel_transport import AsyncChannelTransport, SyncC
 from oracleproto.transport.diff import json_diff, stored_request
 from oracleproto.transport.entry import Entry, is_carried_copy
 from oracleproto.transport.index import CacheIndex, fingerprint
-from oracleproto.transport.keys import Channel, checked_channel
+from oracleproto.transport.keys import (
+    DEFAULT_REQUEST_SHARING,
+    Channel,
+    RequestSharing,
+    checked_channel,
+    shared_channels,
+)
 from oracleproto.transport.outcome import (
     EXCEPTION_STATUS,
     TIMESTAMP_FORMAT,
@@ -79,9 +91,13 @@ class RecordReplay:
         write_generation: int | None = None,
         used_by_done: UsedByDone | None = None,
         unused_failures_redo: UsedByDone | None = None,
+        request_sharing: RequestSharing = DEFAULT_REQUEST_SHARING,
     ) -> None:
         if mode not in MODES:
             raise ConfigError(f"unknown record/replay mode {mode!r}; use one of {', '.join(MODES)}")
+        #: Whether identical search/detector requests share entries (``keys.RequestSharing``).
+        self.request_sharing: RequestSharing = request_sharing
+        self._shared_channels = shared_channels(request_sharing)
         self.cassette_dir = Path(cassette_dir)
         self.mode: Mode = mode
         self.clock = clock
@@ -93,6 +109,10 @@ class RecordReplay:
         self._last_flush = clock.monotonic()
         self._lock = threading.Lock()
         self._occurrences: Counter[tuple[str, str]] = Counter()
+        #: (id of a logical call, occurrence pair) → the number its attempt 0 took, for the channels
+        #: keyed per call whose identical requests may be in flight together (detector judgements of
+        #: one search): a retry must reuse its own call's number, not the pair's latest.
+        self._call_occurrences: dict[tuple[int, tuple[str, str]], int] = {}
         self._live_keys: dict[str, float] = {}
         self._inflight: dict[str, asyncio.Event] = {}
         #: Per channel: the provider's concurrency cap, held only while a request is on the wire.
@@ -220,17 +240,50 @@ class RecordReplay:
     def _occurrence(
         self, channel: Channel, ctx: dict[str, Any] | None, projection_text: str, attempt: int
     ) -> int | None:
-        # Only sampled trajectories count repeats; retries (attempt > 0) reuse the number
-        # their attempt 0 took, which is the counter's last value for this pair.
-        if channel != "llm" or ctx is None:
+        # Only requests keyed per call count repeats (``PreparedRequest`` asks for no other): the
+        # main-LLM channel's, and search/detector requests of a sample under request_sharing "none".
+        if ctx is None:
             return None
         pair = (canonical_json(ctx), sha256_hex(projection_text))
+        if channel != "llm":
+            return self._call_occurrence(pair, attempt)
+        # A trajectory's LLM calls are sequential: a retry (attempt > 0) reuses the number its
+        # attempt 0 took, which is the counter's last value for this pair.
         with self._lock:
             if attempt == 0 or self._occurrences[pair] == 0:
                 number = self._occurrences[pair]
                 self._occurrences[pair] += 1
                 return number
             return self._occurrences[pair] - 1
+
+    def _call_occurrence(self, pair: tuple[str, str], attempt: int) -> int:
+        """The occurrence of a search/detector request keyed per call, bound to its logical call.
+
+        Identical detector requests of one search (a page listed twice) are in flight together, so
+        "the pair's latest number" could be another call's. Numbers are handed out in the order the
+        requests reach the transport: the agent starts the judgements in result order
+        (``asyncio.gather`` starts its tasks in order) and nothing before the keying suspends, so
+        record and replay number them alike (docs/design.md, "Request sharing").
+        """
+        call = current_logical_call()
+        slot = (id(call), pair)
+        with self._lock:
+            if call is not None and attempt > 0:
+                known = self._call_occurrences.get(slot)
+                if known is not None:
+                    return known
+            number = self._occurrences[pair]
+            self._occurrences[pair] += 1
+            if call is None:
+                return number
+            # Forgotten when the call ends, before its id can be reused by another object.
+            self._call_occurrences[slot] = number
+        call.on_finish.append(lambda: self._forget_call_occurrence(slot))
+        return number
+
+    def _forget_call_occurrence(self, slot: tuple[int, tuple[str, str]]) -> None:
+        with self._lock:
+            self._call_occurrences.pop(slot, None)
 
     # -- decisions ---------------------------------------------------------------------------
     def _count(self, prep: PreparedRequest, what: str) -> None:
@@ -255,15 +308,17 @@ class RecordReplay:
             return None  # a retry of a call this session is recording
         redo = entry is not None and redo_on_resume(
             prep.channel,
-            prep.ctx is not None,
+            # Keyed per call: the entry belongs to this one slot (a shared entry has no occurrence).
+            prep.occurrence is not None,
             entry,
             write_generation=self.store.write_generation,
             used_by_done=self._used_by_done,
             unused_failures_redo=self._unused_failures_redo,
         )
         if redo and prep.key not in self._live_keys:
-            # An llm call that failed in an earlier session belongs to exactly one slot, and that
-            # slot is being redone (the resume rule): serving the old 401/5xx would fail it again.
+            # A call keyed per sample that failed in an earlier session belongs to exactly one slot,
+            # and that slot is being redone (the resume rule): serving the old 401/5xx would fail it
+            # again.
             return None
         return entry
 
@@ -277,7 +332,8 @@ class RecordReplay:
                 return None
             return entry
         # Not selected: the previous recording serves it, even when a selected call has
-        # meanwhile re-recorded the same shared (search/detector) key; nothing recorded → live.
+        # meanwhile re-recorded the same shared (search/detector) key (a key keyed per call is one
+        # sample's, so it is selected or not with its sample); nothing recorded → live.
         previous = self.store.get_before(prep.key, write_gen)
         return previous if previous is not None else entry
 
@@ -381,14 +437,18 @@ class RecordReplay:
     # -- the two send paths ------------------------------------------------------------------
     async def handle_async(self, channel: Channel, request: httpx.Request) -> httpx.Response:
         """Serve one attempt of an async request on ``channel``."""
-        prep = PreparedRequest(channel, request, await request.aread(), self._shared_keys, self._occurrence)
+        body = await request.aread()
+        prep = PreparedRequest(
+            channel, request, body, self._shared_keys, self._occurrence, shared_channels=self._shared_channels
+        )
         self._count(prep, "requests")
         call = current_logical_call()
         owner = self._open_calls.get(prep.key)
         if owner is not None and owner[0] is not call:
             # Another logical call is recording this key (shared search/detector requests): wait
             # for its final outcome, never serve one of its intermediate 5xx/429 attempts, which
-            # replay could not reproduce (replay only has the final outcome).
+            # replay could not reproduce (replay only has the final outcome). A key of a call keyed
+            # per sample and occurrence is never another call's, so such calls never wait here.
             self._count(prep, "waited")
             await owner[1].wait()
         entry = self._lookup(prep)
@@ -476,7 +536,10 @@ class RecordReplay:
 
     def handle_sync(self, channel: Channel, request: httpx.Request) -> httpx.Response:
         """Serve one attempt of a sync request on ``channel``."""
-        prep = PreparedRequest(channel, request, request.read(), self._shared_keys, self._occurrence)
+        body = request.read()
+        prep = PreparedRequest(
+            channel, request, body, self._shared_keys, self._occurrence, shared_channels=self._shared_channels
+        )
         self._count(prep, "requests")
         entry = self._lookup(prep)
         if entry is not None:

@@ -25,22 +25,28 @@ def redo_on_resume(
 ) -> bool:
     """An entry from an earlier session that a resumed run must call live again.
 
-    A context-bound llm entry whose final outcome is a failure belongs to exactly one slot, which
-    is being redone. A search entry that ended in 401/403 aborted the run (every Tavily key was
-    rejected), so no finished sample used it. A detector 401/403 does not abort (paper Table 13:
-    a ``failed:auth`` verdict), so it is re-sent only when no finished sample used it
-    (``used_by_done``, worked out by the runner from the DBs; None = unknown, keep it) — typically
-    the key the LLM and the detector share was revoked and the run aborted on the LLM's 401.
-    When the runner knows exactly which entries the finished samples used (``unused_failures_redo``:
-    every done sample has its entry record), every other failed shared entry of this generation is
-    re-sent too — the quota, Retry-After-over-the-cap or circuit-breaker failures a stopped session
-    left behind, which no finished sample consumed. Without that knowledge, other shared failures
-    stay: a finished sample may have used them. Shared entries of an older generation belong to the
-    refreshed run and are never re-sent.
+    ``bound_to_sample``: the request is keyed by its sample context and occurrence (every
+    context-bound llm call; search and detector calls of a sample under request_sharing
+    ``none``). Such an entry whose final outcome is a failure belongs to exactly one slot, which
+    is being redone (a finished sample never asks again), whatever its channel or status.
+
+    The rules below are for shared entries. A search entry that ended in 401/403 aborted the run
+    (every Tavily key was rejected), so no finished sample used it. A detector 401/403 does not
+    abort (paper Table 13: a ``failed:auth`` verdict), so it is re-sent only when no finished
+    sample used it (``used_by_done``, worked out by the runner from the DBs; None = unknown, keep
+    it) — typically the key the LLM and the detector share was revoked and the run aborted on the
+    LLM's 401. When the runner knows exactly which entries the finished samples used
+    (``unused_failures_redo``: every done sample has its entry record), every other failed shared
+    entry of this generation is re-sent too — the quota, Retry-After-over-the-cap or
+    circuit-breaker failures a stopped session left behind, which no finished sample consumed.
+    Without that knowledge, other shared failures stay: a finished sample may have used them.
+    Shared entries of an older generation belong to the refreshed run and are never re-sent.
     """
     failed = entry.exception is not None or not 200 <= entry.status < 300
+    if bound_to_sample:
+        return failed
     if channel == "llm":
-        return failed and bound_to_sample
+        return False
     if entry.generation != write_generation or not failed:
         return False
     if channel == "search" and entry.status in (401, 403):

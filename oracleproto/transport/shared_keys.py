@@ -8,7 +8,9 @@ body and serialises it canonically (the larger part of a replayed request's keyi
 this memo does that once per distinct request and serves the repeats from a bounded LRU.
 
 The main-LLM channel is not memoised: its key also depends on the sample context and the
-occurrence counter, and its requests are distinct anyway.
+occurrence counter, and its requests are distinct anyway. Under ``request_sharing`` ``none`` a
+search or detector request made for a sample is keyed like that too, but its projection is still
+taken from this memo (the same bytes, the same projection); only its key is computed per call.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
+from oracleproto.hashing import canonical_json
 from oracleproto.transport.keys import Channel, canonical_request, entry_key_from_json, projection_json
 
 #: Distinct shared requests kept (about the size of the body each: its canonical text).
@@ -39,6 +42,15 @@ class SharedKey:
     def projection(self) -> dict[str, Any]:
         """The whole projection (rebuilt from the canonical body: only error reports need it)."""
         return {**self.meta, "body": json.loads(self.body_json)}
+
+    def projection_parts(self) -> tuple[bytes, bytes, bytes]:
+        """The projection's canonical JSON as UTF-8 parts (``keys.projection_json``'s text).
+
+        For a request keyed per call (``request_sharing`` ``none``): its key hashes this with the
+        sample context and occurrence. Not kept in the memo: the default sharing never needs it.
+        """
+        rest = canonical_json(self.meta)
+        return b'{"body":', self.body_json.encode("utf-8"), ("," + rest[1:]).encode("utf-8")
 
 
 def shared_key(channel: Channel, method: str, url: str, body: bytes) -> SharedKey:

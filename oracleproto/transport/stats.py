@@ -27,11 +27,27 @@ class ChannelStats:
     #: Entries whose response reports its cost (OpenRouter's ``usage.cost``, xAI's ticks; most
     #: providers report none).
     costed: int = 0
+    #: Entries keyed per call (sample context and occurrence): on search/detector, the calls of a
+    #: run recorded with request_sharing "none", which no other call shares.
+    per_call: int = 0
 
     @property
     def dedup_ratio(self) -> float:
         """Requests served per stored entry (1.0 = no sharing)."""
         return self.requests / self.entries if self.entries else 0.0
+
+    def sharing_text(self) -> str:
+        """How a search/detector channel shares its entries, for the ``cassettes stats`` line."""
+        ratio = f"dedup ratio {self.dedup_ratio:.2f}"
+        if not self.per_call:
+            return ratio  # request_sharing identical_search_and_detector (the default)
+        if self.per_call == self.entries:
+            return f"{ratio}, nothing shared (request_sharing none: every call its own entry)"
+        # Under "none", calls made outside a sample context still share (the default keying).
+        return (
+            f"{ratio}, {self.per_call} of {self.entries} entries per call (request_sharing none), "
+            "the rest shared"
+        )
 
 
 @dataclass
@@ -77,7 +93,11 @@ def _usage(body: bytes) -> dict[str, Any]:
 
 
 def collapse_violations(entries: list[Entry], n_samples: int) -> list[str]:
-    """Model × question pairs whose first main-LLM calls have fewer than ``n_samples`` distinct keys."""
+    """Model × question pairs whose first main-LLM calls have fewer than ``n_samples`` distinct keys.
+
+    Main-LLM entries only: search/detector entries carry a context too (the first asker's when
+    shared, their own under request_sharing "none") but say nothing about sample collapse.
+    """
     keys: dict[tuple[str, str], set[str]] = defaultdict(set)
     for e in entries:
         if e.channel == "llm" and e.context is not None and e.context["step"] == 0 and not e.occurrence:
@@ -115,9 +135,10 @@ def cassette_stats(
 
 
 #: What one entry adds to its channel's statistics: channel, requests, prompt and completion
-#: tokens, reported cost (None when the response reports none). A few numbers, unlike the entry,
-#: so a streamed index build keeps one per key and sums them at the end in key order.
-EntryTally = tuple[str, int, int, int, float | None]
+#: tokens, reported cost (None when the response reports none), keyed per call. A few numbers,
+#: unlike the entry, so a streamed index build keeps one per key and sums them at the end in key
+#: order.
+EntryTally = tuple[str, int, int, int, float | None, bool]
 
 
 def entry_tally(e: Entry) -> EntryTally:
@@ -125,15 +146,16 @@ def entry_tally(e: Entry) -> EntryTally:
     usage = _usage(e.body)
     prompt = int(usage.get("prompt_tokens") or 0)
     completion = int(usage.get("completion_tokens") or 0)
-    return e.channel, e.requests, prompt, completion, provider_cost_usd(usage)
+    return e.channel, e.requests, prompt, completion, provider_cost_usd(usage), e.occurrence is not None
 
 
 def tally_stats(tallies: Iterable[EntryTally]) -> dict[str, ChannelStats]:
     """Per-channel statistics from entry tallies (costs added in the order given)."""
     channels: dict[str, ChannelStats] = {}
-    for channel, requests, prompt, completion, reported in tallies:
+    for channel, requests, prompt, completion, reported, per_call in tallies:
         ch = channels.setdefault(channel, ChannelStats())
         ch.entries += 1
+        ch.per_call += per_call
         ch.requests += requests
         ch.prompt_tokens += prompt
         ch.completion_tokens += completion

@@ -55,6 +55,10 @@ INDEX_MEMO_ENTRIES = 4096
 #: Main-LLM entries kept: each is served once, then read again by its sample's failure tally
 #: when the sample is stored, while at most a few hundred calls of other samples came between.
 INDEX_RECENT_LLM_ENTRIES = 256
+#: Search/detector entries keyed per call (request_sharing "none") kept, for the same reason: each is
+#: served once, then read by the failure tally. Apart from the main-LLM ones, so that a sample's
+#: ~25 detector judgements do not push its LLM entries out (nor the shared entries: never kept here).
+INDEX_RECENT_PER_CALL_ENTRIES = 512
 #: Errnos of a full disk or exhausted quota: a fold that hits one says what to free.
 DISK_FULL_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
 #: Head room asked for on top of the largest file a fold rewrites.
@@ -92,6 +96,7 @@ class CassetteStore:
         self._orphans: list[tuple[Path, Any]] = []
         self._memo: OrderedDict[str, Entry] = OrderedDict()
         self._recent_llm: OrderedDict[str, Entry] = OrderedDict()
+        self._recent_per_call: OrderedDict[str, Entry] = OrderedDict()
         #: Digests of the entries served from the index (a few bytes each, unlike the entries).
         self._digests: dict[str, str] = {}
         self._journal: Journal | None = None
@@ -152,18 +157,19 @@ class CassetteStore:
             if memo is not None:
                 self._memo.move_to_end(key)
                 return memo
-            memo = self._recent_llm.get(key)
+            memo = self._recent_llm.get(key) or self._recent_per_call.get(key)
             if memo is not None:
                 return memo
         found = self.index.get(key)
         if found is not None:
             with self._lock:
                 self._digests[key] = entry_digest(found)
-                kept, bound = (
-                    (self._memo, INDEX_MEMO_ENTRIES)
-                    if found.channel != "llm"
-                    else (self._recent_llm, INDEX_RECENT_LLM_ENTRIES)
-                )
+                if found.channel == "llm":
+                    kept, bound = self._recent_llm, INDEX_RECENT_LLM_ENTRIES
+                elif found.occurrence is None:
+                    kept, bound = self._memo, INDEX_MEMO_ENTRIES
+                else:  # keyed per call (request_sharing "none"): served once, like an llm entry
+                    kept, bound = self._recent_per_call, INDEX_RECENT_PER_CALL_ENTRIES
                 kept[key] = found
                 if len(kept) > bound:
                     kept.popitem(last=False)
