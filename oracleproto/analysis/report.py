@@ -31,6 +31,7 @@ from oracleproto.analysis.cost import (
 )
 from oracleproto.analysis.family_b import beliefs, family_b, question_mean_beliefs, trial_scores
 from oracleproto.analysis.family_c import family_c, tool_use_dependence
+from oracleproto.analysis.harness_name import run_harness_profile
 from oracleproto.analysis.names import recorded_display_names, shown_names
 from oracleproto.analysis.reader import ModelRun, RunData, read_run
 from oracleproto.analysis.revisions import earlier_consistency_rules, summary_revision
@@ -61,6 +62,8 @@ class AnalysisResult:
     notes: list[str] = field(default_factory=list)
     #: ``ANSWER_PARSER`` the run's letters were parsed with (``mixed`` when its models differ).
     answer_parser: str = "algorithm2"
+    #: ``{"name", "fingerprint"}`` of the run's harness profile; None for a run from before profiles.
+    harness_profile: dict[str, str] | None = None
     #: Virtual slug → how the tables name it (its slug unless it has a display name).
     display_names: dict[str, str] = field(default_factory=dict)
     #: Table 1: question_type (and ``total``) → ``single`` / ``multi`` / ``total`` counts.
@@ -96,6 +99,8 @@ class AnalysisResult:
             "paired_differences": self.paired_differences,
             "notes": self.notes,
             "call_failures": self.call_failures,
+            # Written only when the run names a profile: an older run's summary keeps its bytes.
+            **({"harness_profile": self.harness_profile} if self.harness_profile is not None else {}),
         }
 
 
@@ -180,6 +185,7 @@ def analyze(
         bootstrap={"samples": bootstrap_samples, "seed": seed, "level": 0.95, "strata": list(BUCKETS)},
         notes=sorted(set(notes)),
         answer_parser=run_answer_parser(parsers),
+        harness_profile=run_harness_profile(run),
         display_names=model_names,
         call_failures=failures,
         failure_notes=failure_notes(failures, model_names),

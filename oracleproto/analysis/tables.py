@@ -222,13 +222,34 @@ def _md_cell(cell: Cell) -> str:
     return text if cell.ci is None else f"{text} [{cell.ci[0]}, {cell.ci[1]}]"
 
 
+def _md_profile(result: AnalysisResult) -> str:
+    """`` · harness profile: `name` (fingerprint)`` when the run names its profile."""
+    found = result.harness_profile
+    return "" if found is None else f" · harness profile: `{found['name']}` ({found['fingerprint']})"
+
+
+def _comment_profile(result: AnalysisResult) -> str:
+    found = result.harness_profile
+    return "" if found is None else f", harness profile: {found['name']} ({found['fingerprint']})"
+
+
+def _latex_profile(result: AnalysisResult) -> str:
+    found = result.harness_profile
+    if found is None:
+        return ""
+    return (
+        rf"; harness profile: \texttt{{{latex_escape(found['name'])}}} ({latex_escape(found['fingerprint'])})"
+    )
+
+
 def render_markdown(result: AnalysisResult, name: str, style: TableStyle = DEFAULT_STYLE) -> str:
     """One table as GitHub Markdown, best values bold, convention and answer parser stated."""
     title, columns = TABLES[name]
     lines = [
         f"### {title}",
         "",
-        f"Convention: `{result.convention.value}` · answer parser: `{result.answer_parser}`",
+        f"Convention: `{result.convention.value}` · answer parser: `{result.answer_parser}`"
+        + _md_profile(result),
         "",
     ]
     lines.append("| Model | " + " | ".join(c.header for c in columns) + " |")
@@ -299,11 +320,11 @@ def render_latex(result: AnalysisResult, name: str, style: TableStyle = DEFAULT_
     extra = "".join(" " + latex_escape(note) for note in _footnotes(result, columns, style))
     lines = [
         f"% oracleproto analysis, convention: {result.convention.value}, "
-        f"answer parser: {result.answer_parser}",
+        f"answer parser: {result.answer_parser}{_comment_profile(result)}",
         r"\begin{table}[htbp]",
         r"\centering",
         rf"\caption{{{title} (convention: \texttt{{{latex_escape(result.convention.value)}}}; "
-        rf"answer parser: \texttt{{{latex_escape(result.answer_parser)}}}).{extra}}}",
+        rf"answer parser: \texttt{{{latex_escape(result.answer_parser)}}}{_latex_profile(result)}).{extra}}}",
         rf"\label{{tab:{name}}}",
         r"\begin{tabular}{l" + "c" * len(columns) + "}",
         r"\toprule",

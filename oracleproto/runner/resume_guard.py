@@ -19,7 +19,7 @@ from typing import Any
 from oracleproto._version import HARNESS_REVISION, __version__
 from oracleproto.errors import StoreError
 from oracleproto.prompts.layout import layout_data_fingerprint
-from oracleproto.runner.run_texts import PROTOCOLS_KEY
+from oracleproto.runner.run_texts import PROFILE_KEY, PROTOCOLS_KEY
 from oracleproto.runner.setting_roles import (
     DETECTOR_ONLY,
     IMPLIED_WHEN_ABSENT,
@@ -137,12 +137,22 @@ def settings_changes(stored: dict[str, Any], fresh: dict[str, Any]) -> list[Sett
     old_prompt, new_prompt = stored.get(prompt), fresh.get(prompt)
     if detector_on and old_prompt is not None and new_prompt is not None and old_prompt != new_prompt:
         changes.append(SettingChange(_DETECTOR_PROMPT, show(old_prompt), show(new_prompt)))
+    old_profile, new_profile = stored.get(PROFILE_KEY), fresh.get(PROFILE_KEY)
+    # The profile file itself; what the shorthand files change is named by their own lines. A run
+    # from before profiles names none (runner/execute.py lets only the built-in one resume it).
+    if (
+        isinstance(old_profile, dict)
+        and isinstance(new_profile, dict)
+        and old_profile.get("base_fingerprint") != new_profile.get("base_fingerprint")
+    ):
+        changes.append(SettingChange(_PROFILE, _profile_of(old_profile), _profile_of(new_profile)))
     old_layout, new_layout = _layout_fingerprint(stored), _layout_fingerprint(fresh)
     if old_layout is not _MISSING and new_layout is not _MISSING and old_layout != new_layout:
         changes.append(SettingChange(_PROTOCOLS_FILE, _layout(old_layout), _layout(new_layout)))
     return changes
 
 
+_PROFILE = f"{env_name('run', 'harness_profile')} (name and fingerprint of the harness profile)"
 _DETECTOR_PROMPT = f"{env_name('detector', 'prompt_file')} (sha256-16 of the detector prompt template)"
 _PROTOCOLS_FILE = (
     f"{env_name('react', 'protocols_file')} (sha256-16 of the protocol texts, order, separator and suffix)"
@@ -214,10 +224,6 @@ def manifest_changes(existing: Manifest, fresh: Manifest) -> list[SettingChange]
             f"{filters_new['question_count']} questions"
             + (" (other ids)" if filters_old["question_count"] == filters_new["question_count"] else ""),
         )
-    if old.get("harness_profile") is not None and new.get("harness_profile") is not None:
-        # A run from before profiles resumes without naming one (runner/execute.py checks it is the
-        # built-in one); the earlier implementation's runs are refused before this.
-        compare(_PROFILE, _profile_of(old), _profile_of(new))
     compare(_REFLECTION, old["reflection_protocol_hash"], new["reflection_protocol_hash"], _protocol)
     compare(_BELIEF, old["belief_protocol_hash"], new["belief_protocol_hash"], _protocol)
     compare("refresh (--refresh / --select)", old.get("refresh"), new.get("refresh"), _refresh)
@@ -228,20 +234,19 @@ def manifest_changes(existing: Manifest, fresh: Manifest) -> list[SettingChange]
 
 _REFLECTION = "reflection protocol (sha256-16; ENABLE_REFLECTION_PROTOCOL)"
 _BELIEF = "belief protocol (sha256-16; ENABLE_BELIEF_PROTOCOL)"
-_PROFILE = f"{env_name('run', 'harness_profile')} (name and fingerprint of the harness profile)"
 #: A line left out when a setting that caused it is listed (one change, one line).
 _IMPLIED_BY = {
     _REFLECTION: (env_name("react", "reflection_protocol"), _PROTOCOLS_FILE, _PROFILE),
     _BELIEF: (env_name("react", "belief_protocol"), _PROTOCOLS_FILE, _PROFILE),
-    # The profile's fingerprint covers the shorthand files' texts: a changed file is named as such.
-    _PROFILE: (_PROTOCOLS_FILE, _DETECTOR_PROMPT),
+    # A changed profile changes these too: one change, one line.
+    _PROTOCOLS_FILE: (_PROFILE,),
+    _DETECTOR_PROMPT: (_PROFILE,),
 }
 
 
-def _profile_of(manifest: dict[str, Any]) -> str:
-    """How a manifest's harness profile is shown: its name and fingerprint."""
-    info = manifest["harness_profile"]
-    return f"{info.get('name')} ({info.get('fingerprint')})"
+def _profile_of(record: dict[str, Any]) -> str:
+    """How a snapshot's harness profile is shown: its name and the profile file's fingerprint."""
+    return f"{record.get('name')} ({record.get('base_fingerprint')})"
 
 
 def _refresh(value: Any) -> str:

@@ -17,10 +17,11 @@ from oracleproto.profile import (
     HarnessProfile,
     builtin_profile,
     load_profile,
+    parse_profile_text,
     profile_fingerprint,
-    profile_from_data,
     profile_to_data,
 )
+from oracleproto.profile.canonical import canonical_text
 from oracleproto.profile.overrides import with_detector_template, with_protocols
 from oracleproto.prompts import (
     ProtocolBlock,
@@ -39,9 +40,12 @@ PROTOCOLS_KEY = "runtime_protocols"
 #: config_snapshot key of a ``LEAK_DETECTOR_PROMPT_FILE`` template's text.
 DETECTOR_TEMPLATE_KEY = "leak_detector_prompt_template"
 DETECTOR_HASH_KEY = "leak_detector_prompt_hash"
-#: config_snapshot key of the run's harness profile: ``{"name", "fingerprint"}`` (the effective one).
+#: config_snapshot key of the run's harness profile: ``{"name", "fingerprint", "base_fingerprint"}``:
+#: the effective profile's fingerprint, and that of the profile before the shorthand files.
 PROFILE_KEY = "harness_profile"
-#: config_snapshot key of the profile file's data (absent for the built-in profile).
+#: config_snapshot key of the profile file's canonical JSON text (absent for the built-in profile).
+#: Text, not an object: snapshots are stored with sorted keys, and the order of some of a profile's
+#: objects (the tool schema) is part of its bytes.
 PROFILE_DATA_KEY = "harness_profile_data"
 _RECORDED = "the recorded run_meta.config_snapshot"
 #: Protocol block → the ReactSettings switch it stands for.
@@ -100,9 +104,13 @@ class RunTexts:
         if self.layout is not None and not self.layout.is_builtin:
             entries[PROTOCOLS_KEY] = {**self.layout.to_data(), "hash": self.layout.fingerprint()}
         if self.records_profile:
-            entries[PROFILE_KEY] = {"name": self.profile.name, "fingerprint": self.fingerprint}
+            entries[PROFILE_KEY] = {
+                "name": self.profile.name,
+                "fingerprint": self.fingerprint,
+                "base_fingerprint": profile_fingerprint(self.base or builtin_profile()),
+            }
             if self.base is not None:
-                entries[PROFILE_DATA_KEY] = profile_to_data(self.base)
+                entries[PROFILE_DATA_KEY] = canonical_text(profile_to_data(self.base))
         return entries
 
     def without_profile_record(self) -> RunTexts:
@@ -115,11 +123,7 @@ def _same_texts(profile: HarnessProfile, layout: ProtocolLayout) -> bool:
     no byte: the blocks it lists are switched on, which the profile's switches could do too)."""
     own = profile_layout(profile)
     kept = tuple(block for block in own.blocks if block.name in layout.names)
-    return (
-        layout.blocks == kept
-        and layout.separator == own.separator
-        and layout.suffix == own.suffix
-    )
+    return layout.blocks == kept and layout.separator == own.separator and layout.suffix == own.suffix
 
 
 def _effective(base: HarnessProfile, layout: ProtocolLayout | None, template: str | None) -> HarnessProfile:
@@ -153,11 +157,15 @@ def load_run_texts(settings: Settings) -> RunTexts:
 
 def recorded_profile(snapshot: dict[str, Any]) -> HarnessProfile:
     """The profile file a recorded run named (its data in the snapshot), else the built-in one."""
-    data = snapshot.get(PROFILE_DATA_KEY)
-    if data is None:
+    text = snapshot.get(PROFILE_DATA_KEY)
+    if text is None:
         return builtin_profile()
+    if not isinstance(text, str):
+        raise StoreError(
+            f"{_RECORDED}: {PROFILE_DATA_KEY} is not the profile's JSON text; the snapshot was altered"
+        )
     try:
-        return profile_from_data(data, source=f"{_RECORDED}: {PROFILE_DATA_KEY}")
+        return parse_profile_text(text, source=f"{_RECORDED}: {PROFILE_DATA_KEY}")
     except ConfigError as exc:
         raise StoreError(str(exc)) from None
 
@@ -209,6 +217,9 @@ def recorded_run_texts(snapshot: dict[str, Any]) -> RunTexts:
     recorded = snapshot.get(PROFILE_KEY)
     if recorded is not None:
         found = recorded.get("fingerprint") if isinstance(recorded, dict) else None
+        base_found = recorded.get("base_fingerprint") if isinstance(recorded, dict) else None
+        if base_found != profile_fingerprint(base):
+            found = None  # the profile data and its recorded fingerprint disagree: reported below
         if found != profile_fingerprint(effective):
             raise StoreError(
                 f"{_RECORDED}: {PROFILE_KEY} has fingerprint {found!r}, but the profile and texts it records "

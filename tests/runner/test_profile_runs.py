@@ -1,0 +1,129 @@
+"""A run recorded with a harness profile: what it records, replay byte for byte, resume refusals."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from oracleproto.cli.run import write_run_analysis
+from oracleproto.errors import StoreError
+from oracleproto.profile import builtin_profile, load_profile, profile_fingerprint
+from oracleproto.runner.run_texts import PROFILE_DATA_KEY, PROFILE_KEY, recorded_run_texts
+from oracleproto.settings import Settings
+from oracleproto.sim.harness import SimRunSpec, simulated_settings
+from oracleproto.sim.server import SimConfig, Simulator
+from oracleproto.store import Manifest
+from tests.conftest import SHARED
+
+EARLIER = SHARED / "fixtures" / "earlier-harness" / "earlier-harness.profile.json"
+RUN_ID = "20260301-120000-0a1f"
+
+pytestmark = pytest.mark.slow
+
+
+def _settings(sim: Simulator, runs_root: Path, profile: Path | None) -> Settings:
+    settings = simulated_settings(sim, SimRunSpec(models=2, samples=1, runs_root=runs_root))
+    run = settings.run.model_copy(update={"harness_profile": profile, "question_limit": 4})
+    # No seed: the earlier harness sends none, and a resume with another profile changes nothing else.
+    llm = settings.llm.model_copy(update={"send_seed": False})
+    return settings.model_copy(update={"run": run, "llm": llm})
+
+
+def _snapshot(run_dir: Path) -> dict[str, Any]:
+    db = next((run_dir / "db").glob("*.db"))
+    with closing(sqlite3.connect(db)) as conn:
+        raw = conn.execute("SELECT config_snapshot FROM run_meta").fetchone()[0]
+    snapshot: dict[str, Any] = json.loads(raw)
+    return snapshot
+
+
+@pytest.fixture(scope="module")
+def earlier_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A run recorded against the simulator with the earlier implementation's profile."""
+    if not EARLIER.exists():
+        pytest.fail(f"{EARLIER} is missing: tests need ../shared beside the repository")
+    from tests.runner.conftest import record_with
+
+    runs_root = tmp_path_factory.mktemp("profile-runs")
+    with Simulator(SimConfig(seed=2)) as sim:
+        record_with(_settings(sim, runs_root, EARLIER), runs_root, RUN_ID, after=write_run_analysis)
+    return runs_root / RUN_ID
+
+
+def test_the_run_records_its_profile_everywhere(earlier_run: Path) -> None:
+    profile = load_profile(EARLIER)
+    fingerprint = profile_fingerprint(profile)
+    manifest = Manifest.load(earlier_run / "manifest.json")
+    assert manifest.harness_profile is not None
+    assert (manifest.harness_profile.name, manifest.harness_profile.fingerprint) == (
+        "earlier-harness",
+        fingerprint,
+    )
+    snapshot = _snapshot(earlier_run)
+    assert snapshot[PROFILE_KEY] == {
+        "name": "earlier-harness",
+        "fingerprint": fingerprint,
+        "base_fingerprint": fingerprint,
+    }
+    assert PROFILE_DATA_KEY in snapshot
+    assert recorded_run_texts(snapshot).profile == profile
+    header = (earlier_run / "analysis" / "table3_overall.md").read_text(encoding="utf-8").splitlines()[2]
+    assert header.endswith(f"harness profile: `earlier-harness` ({fingerprint})")
+
+
+def test_the_earlier_profile_sends_its_own_bytes(earlier_run: Path) -> None:
+    """The stored trace holds the earlier harness's texts: its status lines and tool payloads."""
+    db = next((earlier_run / "db").glob("*.db"))
+    with closing(sqlite3.connect(db)) as conn:
+        traces = [
+            json.loads(row[0]) for row in conn.execute("SELECT s0_messages_trace FROM run_results") if row[0]
+        ]
+    texts = [m.get("content") or "" for trace in traces for m in trace]
+    assert any("(6 remaining, including this one)" in t or "including this one" in t for t in texts)
+    tool_payloads = [json.loads(m["content"]) for trace in traces for m in trace if m.get("role") == "tool"]
+    assert tool_payloads and all("status" not in p or "error" in p for p in tool_payloads)
+    assert all(list(p)[:1] in (["results"], ["error"]) for p in tool_payloads)
+
+
+def test_it_replays_byte_for_byte_and_verifies(earlier_run: Path, tmp_path: Path) -> None:
+    from tests.runner.conftest import replay_offline
+
+    report = replay_offline(earlier_run, tmp_path / "replayed", analysis=True)
+    assert report.ok, [c for c in report.checks if not c.ok]
+    from oracleproto.verify.run import verify_path
+
+    verdict = verify_path(earlier_run, dataset=None)
+    named = [c for c in verdict.checks if c.what.startswith("harness profile")]
+    assert named and named[0].status == "pass"
+    assert named[0].what == f"harness profile: earlier-harness ({profile_fingerprint(load_profile(EARLIER))})"
+
+
+def test_resume_refuses_another_profile_and_writes_nothing(earlier_run: Path, tmp_path: Path) -> None:
+    from tests.runner.conftest import record_with
+
+    runs_root = earlier_run.parent
+    before = sorted(p.stat().st_mtime_ns for p in earlier_run.rglob("*") if p.is_file())
+    with Simulator(SimConfig(seed=2)) as sim, pytest.raises(StoreError) as refused:
+        record_with(_settings(sim, runs_root, None), runs_root, RUN_ID)
+    lines = str(refused.value).splitlines()
+    changed = [line for line in lines if line.startswith("  ")]
+    profile = profile_fingerprint(load_profile(EARLIER))
+    builtin = profile_fingerprint(builtin_profile())
+    expected = f"HARNESS_PROFILE (name and fingerprint of the harness profile): earlier-harness ({profile})"
+    # One change, one line: the detector and protocol hashes it changes are not listed again.
+    assert changed == [f"  {expected} → oracleproto ({builtin})"], lines
+    assert sorted(p.stat().st_mtime_ns for p in earlier_run.rglob("*") if p.is_file()) == before
+
+
+def test_a_tampered_recorded_profile_is_refused(earlier_run: Path) -> None:
+    snapshot = _snapshot(earlier_run)
+    data = json.loads(snapshot[PROFILE_DATA_KEY])
+    data["texts"]["status_header"] += " "
+    snapshot[PROFILE_DATA_KEY] = json.dumps(data)
+    with pytest.raises(StoreError, match="harness_profile has fingerprint"):
+        recorded_run_texts(snapshot)
