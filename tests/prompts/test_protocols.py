@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from oracleproto.errors import ConfigError
@@ -10,6 +12,8 @@ from oracleproto.prompts import (
     BELIEF_PROTOCOL_TEXT,
     REFLECTION_PROTOCOL_TEXT,
     Budget,
+    ProtocolBlock,
+    ProtocolLayout,
     RuntimeProtocols,
     budget_footer_text,
 )
@@ -101,8 +105,38 @@ def test_from_settings_follows_the_switches() -> None:
             "belief_protocol": False,
         }
     )
-    assert RuntimeProtocols.from_settings(react) == RuntimeProtocols.default(9, 2)
+    same(RuntimeProtocols.from_settings(react), RuntimeProtocols.default(9, 2))
     react_off = ReactSettings.model_validate(
         {"reflection_protocol": False, "budget_footer": False, "belief_protocol": True}
     )
-    assert RuntimeProtocols.from_settings(react_off) == RuntimeProtocols(belief=True)
+    same(RuntimeProtocols.from_settings(react_off), RuntimeProtocols(belief=True))
+
+
+def same(a: RuntimeProtocols, b: RuntimeProtocols) -> None:
+    """The same prompt text and the same fingerprints."""
+    assert a.append_to("TEMPLATE") == b.append_to("TEMPLATE")
+    assert a.fingerprints() == b.fingerprints()
+    assert a.order() == b.order()
+
+
+def test_a_profile_frames_its_blocks_and_hashes_them_as_it_says() -> None:
+    """Per-block separator and terminator, the text used when nothing may be searched, framed hashes."""
+    layout = ProtocolLayout(
+        (
+            ProtocolBlock(
+                "budget", "T={{max_steps}} C={{max_search_calls}}", "\n\n--\n", "\n", "T={{max_steps}} only"
+            ),
+            ProtocolBlock("reflection", "Think.", None, "\n"),
+        ),
+        separator="\n-\n",
+        suffix="",
+    )
+    protocols = RuntimeProtocols(reflection=True, budget=Budget(6, 4), layout=layout, limits=Budget(6, 4))
+    assert protocols.append_to("Q") == "Q\n\n--\nT=6 C=4\n\n-\nThink.\n"
+    assert protocols.with_search_calls(0).append_to("Q") == "Q\n\n--\nT=6 only\n\n-\nThink.\n"
+    framed = replace(protocols, block_hash="framed", budget_hash="none").fingerprints()
+    assert framed["reflection_protocol_hash"] == sha256_16("\n-\nThink.\n")
+    assert framed["budget_footer_hash"] is None
+    plain = protocols.fingerprints()
+    assert plain["reflection_protocol_hash"] == sha256_16("Think.")
+    assert plain["budget_footer_hash"] == sha256_16("T=6 C=4")
