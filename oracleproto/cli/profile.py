@@ -51,9 +51,8 @@ def _from_run(path: Path) -> HarnessProfile:
 def load_source(source: str, runs_root: Path | None) -> HarnessProfile:
     """A profile from a file, ``builtin``, or the run ``source`` names."""
     path = Path(source)
-    if source == BUILTIN_WORD or (path.is_file() and path.suffix.lower() == ".json"):
-        return load_profile(path, setting="profile")
-    if path.is_file():
+    # A profile is a JSON file; anything else names a run (a directory, a run id, 'demo').
+    if source == BUILTIN_WORD or path.suffix.lower() == ".json" or path.is_file():
         return load_profile(path, setting="profile")
     return _from_run(resolve_run_ref(source, runs_root))
 

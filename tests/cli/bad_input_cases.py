@@ -11,6 +11,7 @@ from pathlib import Path
 from bad_input_calibrate_cases import calibrate_cases
 from bad_input_label_cases import label_cases
 from bad_input_leakaudit_cases import leakaudit_cases
+from bad_input_profile_cases import profile_cases
 from bad_input_setup_cases import setup_cases
 from bad_input_support import (
     RUN_ID,
@@ -1193,4 +1194,5 @@ def all_cases() -> list[Case]:
         *view_cases(),
         *setup_cases(),
         *calibrate_cases(),
+        *profile_cases(),
     ]
