@@ -8,6 +8,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,6 +18,7 @@ from oracleproto.agent.result import SampleResult
 from oracleproto.clock import FakeClock
 from oracleproto.context import CallContext, current_call_context
 from oracleproto.dataset.models import Question
+from oracleproto.profile import HarnessProfile, load_profile
 from oracleproto.providers.types import (
     ChatResponse,
     Message,
@@ -41,6 +43,29 @@ WEB_SEARCH = {
         },
     },
 }
+#: The directive line (after the status header) of each built-in injection: today's bytes, pinned.
+DIRECTIVES = {
+    "hard_cutoff": (
+        "This is the final step and tools are disabled. Reply now with your final answer as "
+        "\\boxed{...} in plain content, without any tool call."
+    ),
+    "soft_warning": (
+        "The step limit is close. You may make one more web_search if it is decisive; otherwise "
+        "commit your final answer as \\boxed{...} now."
+    ),
+    "budget_exhausted": (
+        "The web_search budget is used up and tools are revoked. Continue without searching and "
+        "commit your final answer as \\boxed{...} on this turn or the next."
+    ),
+    "unboxed_continuation": (
+        "Your last reply contained no parseable \\boxed{...} answer. Resume your reasoning, or "
+        "commit your final answer as \\boxed{...} now."
+    ),
+}
+#: The directive of the built-in bail-out retry (``REACT_FINAL_ANSWER_RETRY``).
+RETRY_DIRECTIVE = (
+    "Your final reply was empty. Reply with your final answer as \\boxed{...} and nothing that calls a tool."
+)
 CUTOFF = date(2025, 6, 14)
 T0 = datetime(2025, 7, 1, 9, 0, tzinfo=UTC)
 CLOCK_START = datetime(2026, 1, 1, tzinfo=UTC)
@@ -138,6 +163,8 @@ class Kit:
     """Builders for scripted responses and a one-call runner."""
 
     web_search = WEB_SEARCH
+    directives = DIRECTIVES
+    retry_directive = RETRY_DIRECTIVE
     cutoff = CUTOFF
     clock_start = CLOCK_START
     mc_single = MC_SINGLE
@@ -186,7 +213,11 @@ class Kit:
         base = self._n + 1
         return self._response(
             content,
-            tuple(ToolCall(f"call_{base}_{i}", name, args) for i, (name, args) in enumerate(calls)),
+            # The provider sent these ids (raw_id), as a body parsed by chat_parse would say.
+            tuple(
+                ToolCall(f"call_{base}_{i}", name, args, raw_id=f"call_{base}_{i}")
+                for i, (name, args) in enumerate(calls)
+            ),
         )
 
     def search(self, *queries: str, content: str | None = None) -> ChatResponse:
@@ -204,9 +235,11 @@ class Kit:
         write_trace: bool = True,
         belief: bool = False,
         policy: Callable[[list[ToolSchema]], ChatResponse] | None = None,
+        profile: HarnessProfile | None = None,
         **react: Any,
     ) -> tuple[SampleResult, FakeChat, FakeSearch]:
-        """Run one sample against the fakes; ``react`` overrides ReactSettings fields."""
+        """Run one sample against the fakes; ``react`` overrides ReactSettings fields; ``profile``
+        None runs the loop's default (the built-in profile)."""
         chat = FakeChat(list(script), policy)
         fake_search = search or FakeSearch()
         result = await run_sample(
@@ -223,8 +256,15 @@ class Kit:
             clock=FakeClock(CLOCK_START),
             write_trace=write_trace,
             belief=belief,
+            profile=profile,
         )
         return result, chat, fake_search
+
+
+@pytest.fixture(scope="session")
+def earlier_profile(earlier_harness: Path) -> HarnessProfile:
+    """The earlier implementation's harness profile, loaded from ../shared in place."""
+    return load_profile(earlier_harness / "earlier-harness.profile.json")
 
 
 @pytest.fixture

@@ -11,8 +11,11 @@ from typing import Any
 import httpx
 import pytest
 
-from oracleproto.agent.tools import TRUNCATION_MARKER, ToolState, execute_tool_calls
+from oracleproto.agent.policy import Limits
+from oracleproto.agent.status import StatusTexts
+from oracleproto.agent.tools import ToolRound, ToolState
 from oracleproto.clock import FakeClock
+from oracleproto.profile import builtin_profile
 from oracleproto.providers.detector import LeakDetector
 from oracleproto.providers.filtered import FilteredSearch
 from oracleproto.providers.keypool import TavilyKeyPool
@@ -24,6 +27,11 @@ from oracleproto.sim.loopback import LoopbackRequest, LoopbackResponse, Loopback
 CUTOFF = date(2025, 3, 14)
 CAP = SearchSettings(_env_file=None).result_max_chars  # type: ignore[call-arg]
 RESULT_KEYS = ["title", "url", "published_date", "score", "content", "raw_content"]
+
+
+def marker(cut: int) -> str:
+    """The built-in truncation marker after a page body cut by ``cut`` characters (today's bytes)."""
+    return f"\n[page truncated: {cut} more characters not shown]"
 
 
 def page(name: str, **fields: Any) -> dict[str, Any]:
@@ -89,16 +97,20 @@ async def tool_message(http: httpx.AsyncClient, world: World) -> dict[str, Any]:
         search = TavilySearch(http, search_settings, TavilyKeyPool(["fake-tavily-key-0001"], clock), clock)
         llm = LLMSettings(_env_file=None, base_url=server.base_url + "/v1")  # type: ignore[call-arg]
         detector = LeakDetector(http, DetectorSettings(_env_file=None, model="aux/det"), llm, clock)  # type: ignore[call-arg]
-        messages = await execute_tool_calls(
-            (ToolCall("call_1", "web_search", '{"query": "q"}'),),
+        profile = builtin_profile()
+        round_ = ToolRound(
+            profile=profile,
+            status=StatusTexts(profile.texts),
+            limits=Limits(max_steps=6, max_searches=4, search_enabled=True, drop_tools=True, lookahead=2),
             search=FilteredSearch(search, detector),
             tools_offered=True,
-            state=ToolState(0, []),
             step=1,
-            max_steps=6,
-            max_searches=4,
             end_date=CUTOFF,
             max_results=5,
+            call_ids=["call_1"],
+        )
+        messages = await round_.answer(
+            (ToolCall("call_1", "web_search", '{"query": "q"}'),), ToolState(0, [])
         )
         await search.aclose()
     assert len(messages) == 1 and messages[0]["role"] == "tool"
@@ -123,6 +135,15 @@ async def test_tool_message_holds_score_and_page_body(http: httpx.AsyncClient) -
     }
     assert payload["results"][1]["score"] == 1.0
     assert "page truncated" not in payload["_raw"]
+    assert payload["answer"] is None
+    assert payload["status"] == "[Harness status] step 1/6 (5 remaining) · web_search 1/4 used (3 left)."
+    # The tool message's bytes: ", " and ": " separators, members in the built-in order.
+    assert payload["_raw"].startswith(
+        '{"query": "q", "n_results": 2, "results": [{"title": "a title", "url": '
+    )
+    assert payload["_raw"].endswith(
+        '"answer": null, "status": "[Harness status] step 1/6 (5 remaining) · web_search 1/4 used (3 left)."}'
+    )
 
 
 async def test_body_over_the_cap_is_cut_at_exactly_the_cap_with_the_marker(http: httpx.AsyncClient) -> None:
@@ -131,8 +152,8 @@ async def test_body_over_the_cap_is_cut_at_exactly_the_cap_with_the_marker(http:
     )
     payload = await tool_message(http, world)
     one, many = (r["raw_content"] for r in payload["results"])
-    assert one == "a" * CAP + TRUNCATION_MARKER.format(cut=1)
-    assert many == "b" * CAP + TRUNCATION_MARKER.format(cut=12_000)
+    assert one == "a" * CAP + marker(1)
+    assert many == "b" * CAP + marker(12_000)
     assert "\n[page truncated: 12000 more characters not shown]" in many
     # The detector audited the same cut text, without the harness's marker.
     assert any("a" * CAP in p and "Z" not in p for p in world.detector_prompts)
@@ -177,6 +198,6 @@ async def test_non_ascii_is_kept_and_counted_in_characters(http: httpx.AsyncClie
     payload = await tool_message(http, world)
     result = payload["results"][0]
     assert result["title"] == result["content"] == text
-    assert result["raw_content"] == "é" * CAP + TRUNCATION_MARKER.format(cut=2)
+    assert result["raw_content"] == "é" * CAP + marker(2)
     # Written as characters, not \\u escapes: the model reads the text as published.
     assert text in payload["_raw"] and "\\u" not in payload["_raw"]

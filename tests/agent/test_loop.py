@@ -8,8 +8,6 @@ from datetime import timedelta
 
 import pytest
 
-from oracleproto.agent.status import DIRECTIVES, Injection
-
 HEADER = "[Harness status]"
 
 
@@ -21,10 +19,11 @@ def injected(call) -> str | None:
     return None
 
 
-def path_of(text: str | None) -> Injection | None:
+def path_of(kit, text: str | None) -> str | None:
+    """The built-in injection whose pinned directive is the second line of ``text``."""
     if text is None:
         return None
-    matches = [p for p, d in DIRECTIVES.items() if text.split("\n")[1] == d]
+    matches = [p for p, d in kit.directives.items() if text.split("\n")[1] == d]
     assert len(matches) == 1, text
     return matches[0]
 
@@ -62,7 +61,7 @@ async def test_a_hedge_on_a_single_answer_question_is_nudged_under_strict(kit) -
     script = [kit.reply("Blue or Red. \\boxed{A, B}"), kit.reply("\\boxed{B}")]
     result, chat, _ = await kit.run(script, answer_parser="strict")
     assert len(chat.calls) == 2
-    assert path_of(injected(chat.calls[1])) is Injection.UNBOXED_CONTINUATION
+    assert path_of(kit, injected(chat.calls[1])) == "unboxed_continuation"
     assert result.nudges_used == 0 and result.correct is True and result.final_answer_letters == ("B",)
 
 
@@ -216,23 +215,23 @@ async def test_budget_commit_notice_revokes_tools(kit) -> None:
     assert chat.calls[2].tools == []
     assert injected(chat.calls[2]) == (
         "[Harness status] step 3/6 (3 remaining) · web_search 2/2 used (0 left).\n"
-        + DIRECTIVES[Injection.BUDGET_COMMIT]
+        + kit.directives["budget_exhausted"]
     )
     assert result.nudges_used == 0 and result.correct  # an injection is no nudge
 
 
 async def test_unboxed_content_gets_a_continuation(kit) -> None:
     result, chat, _ = await kit.run([kit.reply("Blue, probably."), kit.reply(None), kit.reply("\\boxed{B}")])
-    assert path_of(injected(chat.calls[1])) is Injection.UNBOXED_CONTINUATION
+    assert path_of(kit, injected(chat.calls[1])) == "unboxed_continuation"
     # An empty content-only turn counts as unboxed content too.
-    assert path_of(injected(chat.calls[2])) is Injection.UNBOXED_CONTINUATION
+    assert path_of(kit, injected(chat.calls[2])) == "unboxed_continuation"
     assert chat.calls[1].tools == [kit.web_search]
     assert result.nudges_used == 0 and result.correct
 
 
 async def test_a_tool_turn_clears_the_unboxed_state(kit) -> None:
     result, chat, _ = await kit.run([kit.reply("Blue, probably."), kit.search("x"), kit.reply("\\boxed{B}")])
-    assert path_of(injected(chat.calls[1])) is Injection.UNBOXED_CONTINUATION
+    assert path_of(kit, injected(chat.calls[1])) == "unboxed_continuation"
     assert injected(chat.calls[2]) is None and chat.calls[2].messages[-1]["role"] == "tool"
     assert result.nudges_used == 0
 
@@ -249,7 +248,7 @@ async def test_hard_cutoff_strips_tools_and_ends_invalid_at_t(kit) -> None:
     assert chat.calls[2].tools == []
     assert injected(chat.calls[2]) == (
         "[Harness status] step 3/3 (0 remaining) · web_search 1/4 used (3 left).\n"
-        + DIRECTIVES[Injection.HARD_CUTOFF]
+        + kit.directives["hard_cutoff"]
     )
     # A tool call on the tool-less last step is answered with an error and never executed.
     last = json.loads(result.messages_trace[-1]["content"])
@@ -288,25 +287,25 @@ async def test_paths_fire_exactly_when_they_should(kit, n: int, c: int, lookahea
         # At most one harness message per turn: the one before it is never a header.
         before = call.messages[-2] if len(call.messages) > 1 else {"role": "none", "content": ""}
         assert not (before["role"] == "user" and before["content"].startswith(HEADER))
-        got = path_of(injected(call))
+        got = path_of(kit, injected(call))
         if step == n:
-            expected = Injection.HARD_CUTOFF
+            expected = "hard_cutoff"
         elif n - step < lookahead and searches < c:
-            expected = Injection.SOFT_WARNING
+            expected = "soft_warning"
         elif searches == c and drop:
-            expected = Injection.BUDGET_COMMIT
+            expected = "budget_exhausted"
         elif unboxed:
-            expected = Injection.UNBOXED_CONTINUATION
+            expected = "unboxed_continuation"
         else:
             expected = None
-        assert got is expected, (step, searches, unboxed)
+        assert got == expected, (step, searches, unboxed)
         if expected is not None:
             header = injected(call).split("\n")[0]
             assert header == (
                 f"[Harness status] step {step}/{n} ({n - step} remaining) · "
                 f"web_search {searches}/{c} used ({c - searches} left)."
             )
-        revoked = expected in (Injection.HARD_CUTOFF, Injection.BUDGET_COMMIT)
+        revoked = expected in ("hard_cutoff", "budget_exhausted")
         assert call.tools == ([] if revoked else [kit.web_search])
         if call.tools and searches < c:
             searches += 1

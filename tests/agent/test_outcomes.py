@@ -7,7 +7,6 @@ import json
 import pytest
 
 from oracleproto.agent.result import SampleResult
-from oracleproto.agent.status import RETRY_DIRECTIVE
 from oracleproto.errors import AuthError, CallFailedError, ConfigError, ErrorKind
 
 
@@ -86,7 +85,7 @@ async def test_final_answer_retry_fires_on_empty_final_turn(kit) -> None:
     retry = chat.calls[2]
     assert retry.tools == [] and retry.context.step == 2
     assert retry.messages[-1]["content"] == (
-        "[Harness status] step 2/2 (0 remaining) · web_search 0/4 used (4 left).\n" + RETRY_DIRECTIVE
+        "[Harness status] step 2/2 (0 remaining) · web_search 0/4 used (4 left).\n" + kit.retry_directive
     )
     assert result.final_answer_retry_used and result.correct and result.react_steps == 3
     # Soft warning at step 1 (N − 1 < LOOKAHEAD), hard cutoff at step 2, then the retry message:
@@ -129,8 +128,11 @@ async def test_no_search_mode_offers_no_tools(kit) -> None:
     )
     assert [c.tools for c in chat.calls] == [[], [], []]
     payload = json.loads(chat.calls[1].messages[-1]["content"])
-    assert payload["error"] == "unknown_tool"
-    assert payload["status"] == "[Harness status] step 1/3 (2 remaining) · web_search 0/0 used (0 left)."
+    assert payload == {
+        "error": "unknown_tool",
+        "message": "unknown tool 'web_search'; no tools are available in this run",
+        "status": "[Harness status] step 1/3 (2 remaining) · web_search 0/0 used (0 left).",
+    }
     # No commit notice without a tool to revoke; the last step is still the hard cutoff.
     assert chat.calls[1].messages[-1]["role"] == "tool"
     assert (
@@ -164,5 +166,9 @@ async def test_bad_configuration_is_refused(kit) -> None:
         await kit.run([], tools=[kit.web_search, "web_search"])
     with pytest.raises(ConfigError, match="no SearchTool was given"):
         await kit.run([], no_search=True, tools=[kit.web_search])
-    with pytest.raises(ConfigError, match="REACT_MIN_SEARCH_CALLS=2 is not supported"):
+    with pytest.raises(
+        ConfigError,
+        match=r"REACT_MIN_SEARCH_CALLS=2: the harness profile 'oracleproto' uses the 'oracleproto' "
+        r"injection policy, which has no nudges",
+    ):
         await kit.run([], min_search_calls=2)

@@ -11,8 +11,10 @@ from typing import Any
 import httpx
 import pytest
 
-from oracleproto.agent.status import Counters
-from oracleproto.agent.tools import search_payload
+from oracleproto.agent.payloads import search_payload
+from oracleproto.agent.status import Counters, StatusTexts
+from oracleproto.profile import builtin_profile
+from oracleproto.providers.search_results import truncation_marker
 from oracleproto.providers.types import SearchOutcome, SearchResult
 from oracleproto.sim import evidence
 from oracleproto.sim.loopback import LoopbackRequest
@@ -223,6 +225,7 @@ async def test_personas_over_real_http(
 
 def _search_message(call_id: str, query: str, pages: list[tuple[str, str | None, int]]) -> Body:
     """A tool message in the harness's own format (``search_payload``): (snippet, body, cut) per page."""
+    profile = builtin_profile()
     results = tuple(
         SearchResult(
             title=f"page {i}",
@@ -232,11 +235,13 @@ def _search_message(call_id: str, query: str, pages: list[tuple[str, str | None,
             published_date="2026-02-01",
             score=0.5,
             raw_content_cut=cut,
+            truncation_marker=truncation_marker(profile.truncation, 8_000, cut) if cut else "",
         )
         for i, (snippet, body, cut) in enumerate(pages)
     )
     outcome = SearchOutcome(query, date(2026, 3, 1), results, None, (), None, None, 0)
-    payload = search_payload(outcome, Counters(1, 6, 1, 4))
+    header = StatusTexts(profile.texts).header(Counters(1, 6, 1, 4))
+    payload = search_payload(profile, outcome, header)
     return {"role": "tool", "tool_call_id": call_id, "content": json.dumps(payload, ensure_ascii=False)}
 
 

@@ -1,0 +1,287 @@
+"""The tool-call checks of a harness profile (schema §6) and the error payloads they give.
+
+``ToolRound`` answers one assistant turn. Every expected tool message is written out by hand: for
+the earlier profile from its texts (and, where the earlier harness's captured traffic has the same
+case, identical to the captured bytes), for the built-in profile today's bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from typing import Any
+
+import pytest
+
+from oracleproto.agent.policy import Limits
+from oracleproto.agent.status import StatusTexts
+from oracleproto.agent.tools import ToolRound, ToolState
+from oracleproto.profile import HarnessProfile, builtin_profile, builtin_profile_data, profile_from_data
+from oracleproto.providers.types import ToolCall
+
+CUTOFF = date(2026, 3, 27)
+#: The earlier profile's tool-error status hints, as they appear inside the JSON text.
+DEFAULT_HINT = r" Output `\\boxed{...}` once your evidence is sufficient."
+STRIPS_HINT = r" The next step strips `web_search`; commit `\\boxed{...}` then."
+
+
+def calls(*pairs: tuple[str, str]) -> tuple[ToolCall, ...]:
+    return tuple(ToolCall(f"call_{i}", name, args) for i, (name, args) in enumerate(pairs))
+
+
+async def answer(
+    profile: HarnessProfile,
+    turn: tuple[ToolCall, ...],
+    search: Any,
+    *,
+    step: int = 1,
+    n: int = 6,
+    c: int = 4,
+    searches: int = 0,
+    enabled: bool = True,
+    drop: bool = True,
+    offered: bool = True,
+) -> list[str]:
+    """The tool-message contents answering ``turn`` (call ids checked on the way)."""
+    round_ = ToolRound(
+        profile=profile,
+        status=StatusTexts(profile.texts),
+        limits=Limits(max_steps=n, max_searches=c, search_enabled=enabled, drop_tools=drop, lookahead=2),
+        search=search if enabled else None,
+        tools_offered=offered,
+        step=step,
+        end_date=CUTOFF,
+        max_results=5,
+        call_ids=[call.id for call in turn],
+    )
+    messages = await round_.answer(turn, ToolState(searches, []))
+    assert [(m["role"], m["tool_call_id"]) for m in messages] == [("tool", call.id) for call in turn]
+    return [m["content"] for m in messages]
+
+
+def earlier_error(message: str, status: str, hint: str = DEFAULT_HINT) -> str:
+    return f'{{"error": "{message}", "status": "{status}.{hint}"}}'
+
+
+async def test_captured_script_b_turn_is_answered_byte_for_byte(kit, earlier_profile) -> None:
+    # script/b's first turn in captures/ref-script.jsonl: one search, then three calls that fail.
+    turn = calls(
+        ("web_search", '{"query": "first angle"}'),
+        ("calculator", '{"x": 1}'),
+        ("web_search", "not json"),
+        ("web_search", '{"query": ""}'),
+    )
+    search = kit.FakeSearch()
+    contents = await answer(earlier_profile, turn, search)
+    assert [q for q, *_ in search.calls] == ["first angle"]
+    # The counters are taken when each check fails: the search before them counts (1/4).
+    assert contents[1:] == [
+        r'{"error": "unknown tool: calculator", "status": "step 1/6, web_search 1/4 used (3 left). '
+        r'Output `\\boxed{...}` once your evidence is sufficient."}',
+        r'{"error": "invalid arguments JSON: Expecting value", "status": "step 1/6, web_search 1/4 used '
+        r'(3 left). Output `\\boxed{...}` once your evidence is sufficient."}',
+        r'{"error": "query must be non-empty", "status": "step 1/6, web_search 1/4 used (3 left). '
+        r'Output `\\boxed{...}` once your evidence is sufficient."}',
+    ]
+
+
+async def test_captured_budget_error_uses_the_strips_hint(kit, earlier_profile) -> None:
+    # script/a's step 4 in the capture: 4/4 used, D on, a search call anyway.
+    search = kit.FakeSearch()
+    contents = await answer(
+        earlier_profile,
+        calls(("web_search", '{"query": "one more"}')),
+        search,
+        step=4,
+        searches=4,
+        offered=False,
+    )
+    assert contents == [
+        r'{"error": "search budget exceeded", "status": "step 4/6, web_search 4/4 used (0 left). '
+        r'The next step strips `web_search`; commit `\\boxed{...}` then."}'
+    ]
+    assert search.calls == []
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ('{"q": "x"}', "missing required argument: query"),
+        ('{"query": null}', "missing required argument: query"),
+        ('{"query": 5}', "query must be a string"),
+        ('{"query": ["a"]}', "query must be a string"),
+        ('{"query": " \\t "}', "query must be non-empty"),
+        ('["query"]', "arguments must be a JSON object"),
+        ('"text"', "arguments must be a JSON object"),
+        ("{not json", "invalid arguments JSON: Expecting property name enclosed in double quotes"),
+        # No blank_arguments_are_empty: blank arguments are parsed, and fail as JSON.
+        ("   ", "invalid arguments JSON: Expecting value"),
+        # "" becomes {}: the query is then missing.
+        ("", "missing required argument: query"),
+    ],
+)
+async def test_earlier_argument_errors(kit, earlier_profile, arguments: str, message: str) -> None:
+    contents = await answer(earlier_profile, calls(("web_search", arguments)), kit.FakeSearch(), step=2)
+    assert contents == [earlier_error(message, "step 2/6, web_search 0/4 used (4 left)")]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "code", "message"),
+    [
+        ('{"q": "x"}', "missing_query", 'a non-empty string \\"query\\" argument is required'),
+        ('{"query": 5}', "missing_query", 'a non-empty string \\"query\\" argument is required'),
+        ('{"query": " "}', "missing_query", 'a non-empty string \\"query\\" argument is required'),
+        # blank_arguments_are_empty: blank arguments are {}, so the query is missing, not bad JSON.
+        ("   ", "missing_query", 'a non-empty string \\"query\\" argument is required'),
+        ('["query"]', "bad_arguments", 'arguments must be a JSON object such as {\\"query\\": \\"...\\"}'),
+        (
+            "{not json",
+            "bad_arguments",
+            "arguments are not valid JSON (Expecting property name enclosed in double quotes); "
+            'send {\\"query\\": \\"...\\"}',
+        ),
+    ],
+)
+async def test_builtin_argument_errors(kit, arguments: str, code: str, message: str) -> None:
+    contents = await answer(builtin_profile(), calls(("web_search", arguments)), kit.FakeSearch(), step=2)
+    status = "[Harness status] step 2/6 (4 remaining) · web_search 0/4 used (4 left)."
+    assert contents == [f'{{"error": "{code}", "message": "{message}", "status": "{status}"}}']
+
+
+async def test_checks_run_in_profile_order(kit, earlier_profile) -> None:
+    # Budget spent (4/4): the unknown tool is named first, then the budget beats bad arguments.
+    turn = calls(("calculator", "not json"), ("web_search", "not json"), ("web_search", '{"query": "ok"}'))
+    search = kit.FakeSearch()
+    earlier = await answer(earlier_profile, turn, search, step=3, searches=4)
+    status = "step 3/6, web_search 4/4 used (0 left)"
+    assert earlier == [
+        earlier_error("unknown tool: calculator", status, STRIPS_HINT),
+        earlier_error("search budget exceeded", status, STRIPS_HINT),
+        earlier_error("search budget exceeded", status, STRIPS_HINT),
+    ]
+    builtin = [json.loads(c) for c in await answer(builtin_profile(), turn, search, step=3, searches=4)]
+    assert [(p["error"], p["message"]) for p in builtin] == [
+        ("unknown_tool", "unknown tool 'calculator'; the only tool is 'web_search'"),
+        (
+            "search_budget_exceeded",
+            "all 4 searches are used; no search was made. Answer with \\boxed{...}",
+        ),
+        (
+            "search_budget_exceeded",
+            "all 4 searches are used; no search was made. Answer with \\boxed{...}",
+        ),
+    ]
+    assert search.calls == []
+
+
+async def test_tools_unavailable_is_a_builtin_check_only(kit, earlier_profile) -> None:
+    # A step that offered no tools: the built-in profile refuses the call, the earlier profile has
+    # no such check and runs the search (s < C).
+    turn = calls(("web_search", '{"query": "late"}'))
+    builtin_search, earlier_search = kit.FakeSearch(), kit.FakeSearch()
+    builtin = await answer(builtin_profile(), turn, builtin_search, step=6, offered=False)
+    assert builtin == [
+        '{"error": "tools_unavailable", "message": "tools are disabled on this step; no search was made. '
+        'Answer with \\\\boxed{...}", '
+        '"status": "[Harness status] step 6/6 (0 remaining) · web_search 0/4 used (4 left)."}'
+    ]
+    assert builtin_search.calls == []
+    earlier = json.loads((await answer(earlier_profile, turn, earlier_search, step=6, offered=False))[0])
+    assert [q for q, *_ in earlier_search.calls] == ["late"] and len(earlier["results"]) == 2
+
+
+async def test_the_hint_strips_at_the_last_step(kit, earlier_profile) -> None:
+    contents = await answer(earlier_profile, calls(("browse", "{}")), kit.FakeSearch(), step=6, searches=1)
+    assert contents == [
+        earlier_error("unknown tool: browse", "step 6/6, web_search 1/4 used (3 left)", STRIPS_HINT)
+    ]
+    # k = N − 1 with budget left and D: the default hint.
+    contents = await answer(earlier_profile, calls(("browse", "{}")), kit.FakeSearch(), step=5, searches=3)
+    assert contents == [earlier_error("unknown tool: browse", "step 5/6, web_search 3/4 used (1 left)")]
+    # D off: a spent budget does not strip, so the default hint.
+    contents = await answer(
+        earlier_profile, calls(("browse", "{}")), kit.FakeSearch(), step=2, searches=4, drop=False
+    )
+    assert contents == [earlier_error("unknown tool: browse", "step 2/6, web_search 4/4 used (0 left)")]
+
+
+async def test_a_search_in_the_same_turn_moves_the_hint_to_strips(kit, earlier_profile) -> None:
+    # 3/4 before the turn; the first call spends the last search, so D and s ≥ C hold for the
+    # second call's error.
+    turn = calls(("web_search", '{"query": "last"}'), ("nope", "{}"))
+    contents = await answer(earlier_profile, turn, kit.FakeSearch(), step=2, searches=3)
+    assert contents[1] == earlier_error(
+        "unknown tool: nope", "step 2/6, web_search 4/4 used (0 left)", STRIPS_HINT
+    )
+
+
+async def test_query_whitespace_keep_and_strip(kit, earlier_profile) -> None:
+    turn = calls(("web_search", '{"query": "  padded query  "}'))
+    kept, stripped = kit.FakeSearch(), kit.FakeSearch()
+    await answer(earlier_profile, turn, kept)
+    await answer(builtin_profile(), turn, stripped)
+    assert [q for q, *_ in kept.calls] == ["  padded query  "]
+    assert [q for q, *_ in stripped.calls] == ["padded query"]
+
+
+async def test_without_search_the_budget_check_refuses_with_the_disabled_clause(kit, earlier_profile) -> None:
+    # E false and C = 0 (how the runner runs a no-search cell): budget_exceeded fails at s ≥ 0, and
+    # D with s ≥ C picks the strips hint; the clause is search_clause_disabled.
+    contents = await answer(
+        earlier_profile, calls(("web_search", '{"query": "x"}')), kit.FakeSearch(), n=3, c=0, enabled=False
+    )
+    assert contents == [
+        r'{"error": "search budget exceeded", "status": "step 1/3, web_search disabled. '
+        r'The next step strips `web_search`; commit `\\boxed{...}` then."}'
+    ]
+    builtin = json.loads(
+        (
+            await answer(
+                builtin_profile(),
+                calls(("web_search", '{"query": "x"}')),
+                kit.FakeSearch(),
+                n=3,
+                enabled=False,
+            )
+        )[0]
+    )
+    assert builtin["message"] == "unknown tool 'web_search'; no tools are available in this run"
+
+
+def _custom(**errors: dict[str, Any]) -> HarnessProfile:
+    data = builtin_profile_data()
+    data["name"] = "custom"
+    data["tool_calls"]["errors"].update(errors)
+    return profile_from_data(data, source="a test profile")
+
+
+async def test_a_null_code_leaves_its_member_out_and_every_message_may_name_the_tool(kit) -> None:
+    profile = _custom(
+        budget_exceeded={
+            "code": None,
+            "message": "{{tool_name}}: no search left after {{used}}/{{max_search_calls}}",
+        },
+        empty_query={"code": "empty", "message": "{{tool_name}} needs a query (step {{step}})"},
+    )
+    turn = calls(("web_search", '{"query": ""}'))
+    contents = await answer(profile, turn, kit.FakeSearch(), step=2, searches=0)
+    status = "[Harness status] step 2/6 (4 remaining) · web_search 0/4 used (4 left)."
+    assert contents == [
+        f'{{"error": "empty", "message": "\'web_search\' needs a query (step 2)", "status": "{status}"}}'
+    ]
+    contents = await answer(profile, turn, kit.FakeSearch(), step=2, searches=4)
+    status = "[Harness status] step 2/6 (4 remaining) · web_search 4/4 used (0 left)."
+    # {{code}} is null for budget_exceeded: the "error" member is left out, the others stay in order.
+    assert contents == [f'{{"message": "\'web_search\': no search left after 4/4", "status": "{status}"}}']
+
+
+async def test_earlier_compares_with_the_configured_cap_even_without_search(kit, earlier_profile) -> None:
+    # E false with C = 4 (a harness with a search switch): C_shown = 0 in the texts, but the
+    # budget check and the strips hint read C. 0 < 4: bad arguments are named, and the hint is the
+    # default one although 0 ≥ C_shown.
+    turn = calls(("web_search", "not json"), ("browse", "{}"))
+    contents = await answer(earlier_profile, turn, kit.FakeSearch(), step=2, enabled=False)
+    assert contents == [
+        earlier_error("invalid arguments JSON: Expecting value", "step 2/6, web_search disabled"),
+        earlier_error("unknown tool: browse", "step 2/6, web_search disabled"),
+    ]
