@@ -236,12 +236,13 @@ async def _final_answer_retry(
     sample: _Sample, caller: _Caller, question: Question, searches: int
 ) -> frozenset[str] | None:
     """One tool-less extra call; it repeats step N in its texts and uses step index N in the call
-    context, so it has its own key."""
+    context, so it has its own key. Its reply is an answer only without tool calls, except under the
+    ``earlier`` policy, which reads the reply's content whatever it also holds (as that harness did)."""
     trajectory = caller.trajectory
     trajectory.retry_used = True
     n = sample.limits.max_steps
     trajectory.add_user(sample.status.injection("final_answer_retry", sample.counters(n, searches)))
     response = await caller.complete([], n)
-    if response.tool_calls:
+    if response.tool_calls and sample.profile.injection_policy != "earlier":
         return None
     return parse_answer(response.content or "", question, mode=sample.parser)

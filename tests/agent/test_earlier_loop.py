@@ -254,3 +254,15 @@ async def test_a_nudged_empty_reply_does_not_count_for_the_retry_but_is_no_answe
     )
     assert result.nudges_used == 1 and result.final_answer_retry_used and result.correct
     assert len(chat.calls) == 3 and chat.calls[2].messages[-1]["content"] == RETRY
+
+
+@pytest.mark.parametrize(("policy", "answered"), [("earlier", True), ("oracleproto", False)])
+async def test_a_retry_reply_with_tool_calls_is_read_only_under_the_earlier_policy(
+    kit, earlier_profile, policy: str, answered: bool
+) -> None:
+    """The earlier harness read the retry reply's content whatever tool calls it also held."""
+    script = [kit.reply("thinking"), kit.reply(""), kit.search("late", content="\\boxed{B}")]
+    profile = earlier_profile if policy == "earlier" else None
+    result, chat, _ = await kit.run(script, profile=profile, max_steps=2, final_answer_retry=True)
+    assert result.final_answer_retry_used and len(chat.calls) == 3
+    assert result.parse_ok is answered and (result.correct is True) is answered
