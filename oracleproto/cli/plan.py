@@ -46,6 +46,9 @@ def render_plan(plan: SpendPlan) -> str:
         f"grid R={plan.r_list} C={plan.c_list}; detector: {plan.detector or 'off'}",
         "no network call was made and nothing was written (values: expected / upper bound)",
     ]
+    if plan.harness_profile is not None:
+        found = plan.harness_profile
+        lines.insert(1, f"harness profile: {found['name']} ({found['fingerprint']})")
     if plan.calibration is not None:
         cal = plan.calibration
         pooled = cal["pooled_for"]

@@ -149,6 +149,8 @@ class SpendPlan:
     assumptions: tuple[str, ...] = ASSUMPTIONS
     #: ``--calibrate RUN``: the pilot's measured averages and which planned models used the pool.
     calibration: dict[str, Any] | None = None
+    #: ``{"name", "fingerprint"}`` of the harness profile the run would send its bytes in.
+    harness_profile: dict[str, str] | None = None
 
     def total(self, name: str) -> Bound:
         """The sum of one ``CellEstimate`` bound over the cells."""
@@ -419,4 +421,5 @@ def build_spend_plan(
         unpriced=sorted(unpriced),
         assumptions=ASSUMPTIONS if calibration is None else calibrated_assumptions(calibration, pooled_for),
         calibration=None if calibration is None else {**calibration.to_json(), "pooled_for": pooled_for},
+        harness_profile={"name": texts.profile.name, "fingerprint": texts.fingerprint},
     )
