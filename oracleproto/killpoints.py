@@ -6,7 +6,8 @@ Inert unless the environment variable is set (the crash tests set it in a subpro
 
 ``phase`` is one of :data:`PHASES`; ``n`` (default 1) picks the n-th time this process reaches it;
 ``action`` is ``KILL`` (default: SIGKILL, nothing runs after), ``TERM`` (a SIGTERM arrives now; the
-process handles it like any other) or ``ENOSPC`` (the write at this point fails with a full disk).
+process handles it like any other), ``INT`` (a SIGINT, i.e. Ctrl-C, arrives now) or ``ENOSPC``
+(the write at this point fails with a full disk).
 The code marks a boundary with :func:`reached`; the variable is read once per process.
 """
 
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from oracleproto.errors import ConfigError
 
 ENV_VAR = "ORACLEPROTO_TEST_KILL_AT"
-#: Phase boundaries of a run, in the order a recording reaches them.
+#: Phase boundaries of a run, in the order a recording reaches them (then other commands' own).
 PHASES = (
     "manifest",  # the manifest of this session is written, nothing else yet
     "commit",  # a sample (or a cutoff skip) was committed to its model DB
@@ -34,8 +35,13 @@ PHASES = (
     "analysis",  # the analysis files are written to their temp folder, not yet swapped in
     "analysis-swap",  # the old analysis folder is moved aside, the new one not yet in place
     "replay-worker",  # a replay worker process sent its n-th sample to the main process
+    # Maintenance switches (verify/switch.py: ``cassettes gc --apply``):
+    "switch-stage",  # the n-th new file is staged in .switch.staging/ (nothing switched yet)
+    "switch-commit",  # every new file is staged; the staging folder is not yet renamed to .switch/
+    "switch-move",  # the switch is committed; its n-th file is about to move into place
+    "switch-moved",  # every staged file is in place; .switch/ is not yet removed
 )
-ACTIONS = ("KILL", "TERM", "ENOSPC")
+ACTIONS = ("KILL", "TERM", "INT", "ENOSPC")
 
 
 @dataclass(frozen=True)
@@ -81,4 +87,5 @@ def reached(phase: str) -> None:
             return
     if point.action == "ENOSPC":
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-    os.kill(os.getpid(), signal.SIGKILL if point.action == "KILL" else signal.SIGTERM)
+    signals = {"KILL": signal.SIGKILL, "TERM": signal.SIGTERM, "INT": signal.SIGINT}
+    os.kill(os.getpid(), signals[point.action])

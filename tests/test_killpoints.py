@@ -13,6 +13,7 @@ def test_parse_reads_phase_count_and_action() -> None:
     assert parse("commit:8@TERM") == KillPoint("commit", 8, "TERM")
     assert parse("fold") == KillPoint("fold", 1, "KILL")
     assert parse("fold:2@ENOSPC") == KillPoint("fold", 2, "ENOSPC")
+    assert parse("switch-move:3@INT") == KillPoint("switch-move", 3, "INT")
 
 
 @pytest.mark.parametrize("value", ["nowhere", "commit:0", "commit:x", "fold@HUP", "commit:-1"])

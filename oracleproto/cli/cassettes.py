@@ -13,11 +13,14 @@ from oracleproto.cli.lazy_group import LazyGroup
 from oracleproto.errors import TransportError
 from oracleproto.oserrors import cannot_write
 from oracleproto.store import RunDir
+from oracleproto.store.manifest import MANIFEST_NAME
+from oracleproto.store.naming import RUN_ID_RE
 from oracleproto.store.sample_entries import read_sample_keys
 from oracleproto.transport.diff import stored_request
 from oracleproto.transport.layout import JOURNAL_DIR, resolve_cassette_dir
 from oracleproto.transport.stats import cassette_stats, savings_text
 from oracleproto.transport.store import CassetteStore, has_leftover_journal, rebuild_index
+from oracleproto.verify.attest import ATTESTATION_NAME
 from oracleproto.verify.gc import apply_gc, plan_gc
 
 _PATH = click.Path(exists=True, file_okay=False, path_type=Path)
@@ -46,6 +49,7 @@ def cassette_dir_of(path: Path, *, journal_ok: bool = False) -> Path:
     if has_leftover_journal(folder):
         if journal_ok:
             return folder
+        _refuse_live_recording(folder)
         raise TransportError(
             f"{path}: the entries are still only in the crash journal ({folder / JOURNAL_DIR}) of a "
             "recording stopped before it folded them: resume that run (rerun its command with "
@@ -55,6 +59,19 @@ def cassette_dir_of(path: Path, *, journal_ok: bool = False) -> Path:
         f"{path}: no cassettes here (no *.yaml file under {folder}); pass a run directory or its "
         "cassettes/ folder"
     )
+
+
+def _refuse_live_recording(folder: Path) -> None:
+    """Say so when the journal is a live recorder's: the run is being recorded, not stopped.
+
+    The cassette folder is ``<run>/cassettes`` (or a run directory named by ``cassettes.dir``):
+    the run's writer lock is in the run directory, its parent.
+    """
+    for root in (folder.parent, folder):
+        if not RUN_ID_RE.fullmatch(root.name) or not (root / MANIFEST_NAME).is_file():
+            continue
+        run = RunDir(root, root.name)
+        run.require_idle("rerun this command (its entries are folded into the cassettes when it ends)")
 
 
 @click.group("cassettes", cls=LazyGroup)
@@ -139,6 +156,11 @@ def _sample_entries(path: Path, sample: tuple[str, str, int]) -> tuple[list[str]
 def gc_cmd(path: Path, apply: bool) -> None:
     """List (or with --apply remove) the entries no stored sample of the run used."""
     plan = plan_gc(path)
+    if plan.finished is not None:
+        click.echo(
+            f"finished an interrupted `{plan.finished}`: its rewritten cassettes and the new seal "
+            "(manifest.json, attestation.json) are now in place"
+        )
     total = plan.kept + len(plan.unreachable)
     click.echo(
         f"{len(plan.unreachable)} of {total} entries in generation {plan.generation} are used by no "
@@ -154,7 +176,8 @@ def gc_cmd(path: Path, apply: bool) -> None:
         click.echo("nothing removed: rerun with --apply to remove them")
         return
     removed = apply_gc(plan)
-    click.echo(f"removed {removed} entries; manifest.json cassettes.root_digest updated")
+    sealed = " and attestation.json" if (plan.run.root / ATTESTATION_NAME).is_file() else ""
+    click.echo(f"removed {removed} entries; manifest.json cassettes.root_digest{sealed} updated")
 
 
 @cassettes.command("show")

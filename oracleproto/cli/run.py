@@ -49,6 +49,9 @@ def write_run_analysis(run: RunDir, settings: Settings, draw_plots: PlotDrawer =
 def execute_and_report(options: RunOptions, rand: RandomBits) -> None:
     """Run ``options``; print the summary, the main tables and the run directory (exit 3 on 401)."""
     clock = SystemClock()
+    if options.run_id is not None:
+        # Before the settings are checked: a run being recorded now is why this cannot go on.
+        RunDir.at(options.runs_root, options.run_id).refuse_if_being_written()
     # Drawn here rather than in the runner so an interrupted run can be named in the message.
     run_id = options.run_id or new_run_id(clock, rand)
     try:

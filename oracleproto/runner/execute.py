@@ -8,6 +8,7 @@ rerunning a run id redoes exactly the slots that are not done.
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -32,7 +33,14 @@ from oracleproto.runner.replay_shards import ReplayShard, Retries, start_shards
 from oracleproto.runner.resume_guard import check_resume
 from oracleproto.runner.run_texts import RunTexts, load_run_texts, recorded_run_texts, with_protocol_switches
 from oracleproto.runner.runlog import RunLog
-from oracleproto.runner.stopping import STOP_MESSAGES, disk_full_abort, signal_reason
+from oracleproto.runner.stopping import (
+    STOP_MESSAGES,
+    close_all,
+    disk_full_abort,
+    disk_full_of,
+    first_failure,
+    signal_reason,
+)
 from oracleproto.runner.stops import resumable_stop, stop_reason
 from oracleproto.settings import CacheMode, Settings
 from oracleproto.store import (
@@ -48,7 +56,7 @@ from oracleproto.store.naming import RandomBits
 from oracleproto.store.sample_entries import entry_digests, read_sample_keys, sample_entries_root
 from oracleproto.transport import CassetteStore, RecordReplay
 from oracleproto.transport.stats import cassette_stats
-from oracleproto.transport.store import DISK_FULL_ERRNOS, open_entries
+from oracleproto.transport.store import open_entries
 from oracleproto.transport.traffic import SessionTraffic
 
 #: The options and summary types live in ``runner/options.py``; importing them from here still works.
@@ -107,6 +115,10 @@ async def execute_run(options: RunOptions, *, clock: Clock, rand: RandomBits) ->
     Raises a ``RunStoppedError`` (``AuthError`` on 401/403, ``QuotaError`` on exhausted credit,
     ``ProviderUnavailableError``) when the run stopped resumably.
     """
+    if options.run_id is not None:
+        # Named first: a run another process is recording now is why this command cannot go on,
+        # whatever this session's settings lack ("no models to run" used to hide it).
+        RunDir.at(options.runs_root, options.run_id).refuse_if_being_written()
     settings = options.settings
     live = options.mode != "replay"
     if live:
@@ -248,14 +260,13 @@ async def _execute_locked(
         raise
     except DiskFullError as full:
         raise disk_full_abort(full, run_id, log) from full
-    except OSError as exc:
-        if exc.errno not in DISK_FULL_ERRNOS:
+    except (OSError, sqlite3.OperationalError) as exc:
+        disk = disk_full_of(exc, run.root)
+        if disk is None:
             raise
-        disk = DiskFullError(f"{run.root}: {exc.strerror}; free space on the filesystem holding it")
         raise disk_full_abort(disk, run_id, log) from exc
     finally:
-        for store in stores.values():
-            store.close()
+        close_all(stores.values())
     cache_root, samples_root = _attest(options, run, manifest, recorded_entries, summary)
     manifest = manifest.model_copy(
         update={
@@ -472,8 +483,8 @@ async def _run_jobs(
         killpoints.reached("last-sample")
     except* RunStoppedError as stop_group:
         failure = stop_group.exceptions[0]
-    except* OracleprotoError as group_error:
-        failure = group_error.exceptions[0]
+    except* (OracleprotoError, OSError, sqlite3.OperationalError) as group_error:
+        failure = first_failure(group_error, run.root)
     finally:
         _end_shards(shards, keep=keep_shards and failure is None)
         await channels.aclose()

@@ -10,9 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import sqlite3
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Protocol
 
-from oracleproto.errors import DiskFullError
+from oracleproto.errors import DiskFullError, OracleprotoError
 from oracleproto.runner.runlog import RunLog
+from oracleproto.transport.store import DISK_FULL_ERRNOS
 
 INTERRUPTED = "interrupted"
 TERMINATED = "terminated"
@@ -53,3 +59,56 @@ def disk_full_abort(full: DiskFullError, run_id: str, log: RunLog) -> DiskFullEr
     log.close()
     hint = resumable(f"run {run_id}", again=resume_arguments(run_id), fix="free the space")
     return DiskFullError(f"{full}\n{hint}", needed_bytes=full.needed_bytes)
+
+
+def disk_full_of(exc: BaseException, run_root: Path) -> DiskFullError | None:
+    """``exc`` as a full disk of the run's filesystem, else None.
+
+    SQLite reports a full disk met mid-write as its own ``SQLITE_FULL`` ("database or disk is
+    full"), not as errno ENOSPC: both are the same fix for the user (free space, resume).
+    """
+    if isinstance(exc, OSError) and exc.errno in DISK_FULL_ERRNOS:
+        why = exc.strerror or "no space left on the device"
+    elif isinstance(exc, sqlite3.OperationalError) and exc.sqlite_errorcode == sqlite3.SQLITE_FULL:
+        why = f"a model DB could not be written ({exc})"
+    else:
+        return None
+    return DiskFullError(f"{run_root}: {why}; free space on the filesystem holding it")
+
+
+class _Closable(Protocol):
+    def close(self) -> None: ...
+
+
+def close_all(stores: Iterable[_Closable]) -> None:
+    """Close every store; while an error is already propagating, a close that fails too is dropped.
+
+    Called from a ``finally``: a full disk that stopped the run also fails each DB's closing
+    checkpoint, and that second, generic SQLite error used to replace the first one — which says
+    what filled up, how much to free and how to resume. Without an error in flight, a failed
+    close is raised (after trying the other stores).
+    """
+    failing = sys.exc_info()[1] is not None
+    first: BaseException | None = None
+    for store in stores:
+        try:
+            store.close()
+        except (OSError, sqlite3.Error) as exc:
+            first = first or exc
+    if first is not None and not failing:
+        raise first
+
+
+def first_failure(group: BaseExceptionGroup[BaseException], run_root: Path) -> BaseException:
+    """The error that ends a run from its task group: the first of ours, or of a full disk.
+
+    A sample's store meeting a full disk raises inside the group; it must come out as one error
+    the caller names as a full disk, not as an exception group (reported as a bug). Any other
+    I/O error is unexpected: the group goes on as it is.
+    """
+    if any(
+        not isinstance(exc, OracleprotoError) and disk_full_of(exc, run_root) is None
+        for exc in group.exceptions
+    ):
+        raise group
+    return group.exceptions[0]

@@ -8,6 +8,7 @@ key, under a file lock, merging what other processes wrote in the meantime.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import secrets
@@ -353,7 +354,10 @@ class CassetteStore:
             if self.writable:
                 self.compact(last=True)
         except BaseException:
-            self._release(delete=False)
+            # The fold's error says what filled up and what to free; releasing the journals on that
+            # same full disk can fail too (flushing a buffered line) and must not replace it.
+            with contextlib.suppress(OSError):
+                self._release(delete=False)
             raise
         self._release(delete=True)
 

@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from oracleproto.hashing import canonical_json, sha256_hex
 from oracleproto.sqlite_readonly import connect_readonly
+from oracleproto.store.manifest import atomic_write_text
 from oracleproto.verify.findings import Check, failed, passed
 
 ATTESTATION_NAME = "attestation.json"
@@ -21,9 +23,10 @@ FORMAT = "oracleproto-attestation/1"
 BLOCK = 4096
 #: Cell digests only locate a change (the file digest proves it), so 8 hex chars suffice.
 CELL_HEX = 8
-#: Not published: SQLite side files, cassette locks and journals, caches, the attestation itself.
+#: Not published: SQLite side files, cassette locks and journals, caches, the attestation itself,
+#: and a maintenance switch's staged files (``verify/switch.py``: not in place yet, or being moved).
 _IGNORED_SUFFIXES = ("-wal", "-shm", "-journal", ".lock")
-_IGNORED_PARTS = {".journal", "cache", "__pycache__"}
+_IGNORED_PARTS = {".journal", "cache", "__pycache__", ".switch", ".switch.staging"}
 
 
 def published_files(root: Path) -> list[str]:
@@ -69,12 +72,26 @@ def database_cells(path: Path) -> dict[str, Any]:
         conn.close()
 
 
-def build_attestation(root: Path) -> dict[str, Any]:
-    """The attestation of every published file under ``root``."""
+def build_attestation(root: Path, overlay: Mapping[str, bytes | None] | None = None) -> dict[str, Any]:
+    """The attestation of every published file under ``root``.
+
+    ``overlay`` (relative path → bytes, or None for a file about to be deleted) attests the run as
+    it will be once a maintenance switch puts those files in place, so the new seal can be staged
+    with them. SQLite files cannot be overlaid (their cells are read through SQLite).
+    """
+    changes = dict(overlay or {})
+    if any(rel.endswith(".db") for rel in changes):
+        raise ValueError("a database cannot be overlaid")
     files: dict[str, Any] = {}
     databases: dict[str, Any] = {}
-    for rel in published_files(root):
-        data = (root / rel).read_bytes()
+    for rel in sorted(set(published_files(root)) | {r for r, d in changes.items() if d is not None}):
+        if rel in changes:
+            new = changes[rel]
+            if new is None:
+                continue
+            data = new
+        else:
+            data = (root / rel).read_bytes()
         files[rel] = {"sha256": sha256_hex(data), "size": len(data), "blocks": _blocks(data)}
         if rel.endswith(".db"):
             databases[rel] = database_cells(root / rel)
@@ -88,9 +105,10 @@ def attestation_text(attestation: dict[str, Any]) -> str:
 
 
 def write_attestation(root: Path) -> Path:
-    """Write ``root/attestation.json`` over the current files; returns its path."""
+    """Write ``root/attestation.json`` over the current files (atomically); returns its path."""
     path = root / ATTESTATION_NAME
-    path.write_text(attestation_text(build_attestation(root)), encoding="utf-8")
+    # Atomic: a kill mid-write used to leave a truncated seal that every later verify reported.
+    atomic_write_text(path, attestation_text(build_attestation(root)))
     return path
 
 

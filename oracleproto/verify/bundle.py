@@ -33,6 +33,7 @@ from oracleproto.verify.chain import find_dataset
 from oracleproto.verify.findings import VerifyReport, failed, passed
 from oracleproto.verify.run import Progress, _quiet, verify_run
 from oracleproto.verify.secret_scan import SecretHit, scan_bytes
+from oracleproto.verify.switch import finish_interrupted
 
 EXPECTED_TABLES = ("table3_overall", "table4_buckets", "table5_consistency")
 __all__ = ["BundleError", "ImportedBundle", "export_bundle", "import_bundle", "verify_bundle"]
@@ -92,6 +93,9 @@ def export_bundle(
 ) -> Path:
     """Verify the run, scan every byte for secrets, then write the bundle atomically."""
     run = RunDir.open(run_dir)
+    run.require_idle("export it")
+    # A maintenance command killed after its commit: finish it, so the members are one seal's files.
+    finish_interrupted(run)
     manifest = run.load_manifest()
     source = find_dataset(manifest.hashes.source_db, [dataset] if dataset else [demo_db_path()])
     if source is None and include_dataset:

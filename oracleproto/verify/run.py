@@ -27,6 +27,7 @@ from oracleproto.verify.findings import Check, VerifyReport, byte_location, fail
 from oracleproto.verify.profile_check import check_harness_profile
 from oracleproto.verify.regen import check_analysis
 from oracleproto.verify.samples import check_sample_entries
+from oracleproto.verify.switch import COMMITTED_DIR, finish_interrupted, pending_switch
 
 Progress = Callable[[str], None]
 
@@ -70,6 +71,30 @@ def _open_idle(run_dir: Path) -> RunDir:
     return run
 
 
+def _finish_interrupted_switch(run: RunDir) -> Check | None:
+    """Finish a maintenance command killed after its commit, so the run is checked under one seal.
+
+    Its new files were all written before the commit; only moving them into place was left. When
+    that cannot be done here (a read-only copy), the check says which command completes it.
+    """
+    try:
+        finished = finish_interrupted(run)
+    except (OSError, OracleprotoError) as exc:
+        operation = pending_switch(run.root) or "maintenance command"
+        return failed(
+            "interrupted maintenance",
+            f"{run.root / COMMITTED_DIR}: an interrupted `{operation}` is committed but not finished, and "
+            f"finishing it failed ({exc}); rerun `oracleproto cassettes gc {run.root} --apply` where "
+            "the run is writable",
+        )
+    if finished is None:
+        return None
+    return passed(
+        "interrupted maintenance",
+        f"finished an interrupted `{finished}` first (its new cassettes and seal are now in place)",
+    )
+
+
 def _cassettes(run: RunDir, manifest: Manifest) -> PendingCassettes:
     """The cassette checks, started (a large run's files are checked while the other checks run)."""
     try:
@@ -97,6 +122,9 @@ def verify_run(
     """Every check on one run directory; never raises for a damaged run (the report says what)."""
     run = _open_idle(run_dir)
     report = VerifyReport(run.root)
+    interrupted = _finish_interrupted_switch(run)
+    if interrupted is not None:
+        report.checks.append(interrupted)
     progress("manifest")
     manifest = _manifest(run, report)
     attestation_path = run.root / ATTESTATION_NAME

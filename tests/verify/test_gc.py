@@ -68,7 +68,7 @@ def test_gc_lists_then_removes_exactly_the_unused_entry(run_with_garbage: RunDir
     code, out = gc(str(run.root), "--apply")
 
     assert code == 0, out
-    assert "removed 1 entries; manifest.json cassettes.root_digest updated" in out
+    assert "removed 1 entries; manifest.json cassettes.root_digest and attestation.json updated" in out
     assert plan_gc(run.root).unreachable == ()
     report = verify_run(run.root)
     assert report.ok, report.failures  # root digest and attestation re-sealed, samples untouched
