@@ -40,6 +40,9 @@ PHASES = (
     "switch-commit",  # every new file is staged; the staging folder is not yet renamed to .switch/
     "switch-move",  # the switch is committed; its n-th file is about to move into place
     "switch-moved",  # every staged file is in place; .switch/ is not yet removed
+    # Imports (dataset/importers/pipeline.py):
+    "import-db",  # ``dataset import`` wrote its DB; its report is not yet written
+    "bundle-member",  # ``bundle import`` copied and checked its n-th member into its temp folder
 )
 ACTIONS = ("KILL", "TERM", "INT", "ENOSPC")
 

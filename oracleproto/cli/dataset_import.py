@@ -19,6 +19,7 @@ from oracleproto.dataset.importers import (
     run_import,
     table,
 )
+from oracleproto.dataset.importers.pipeline import existing_output_reason
 from oracleproto.dataset.importers.records import parse_source_date
 from oracleproto.dataset.importers.report import render_report
 from oracleproto.dataset.rows import read_templates_file
@@ -151,9 +152,7 @@ def import_command(
         if min_end_date is not None and parse_source_date(min_end_date) is None:
             raise _usage(f"--min-end-date {min_end_date!r} is not a date; use YYYY-MM-DD")
         if out.exists() and not force:
-            raise DatasetError(
-                str(out), [DatasetProblem(None, "file", "already exists; pass --force to overwrite it")]
-            )
+            raise DatasetError(str(out), [DatasetProblem(None, "file", existing_output_reason(out))])
         batch = _batch(source, list(inputs), opts, templates_file)
         settings = ImportSettings(
             table=out_table,

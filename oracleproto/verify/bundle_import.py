@@ -10,11 +10,14 @@ One pass over the gzip stream, never holding a member in memory:
 3. The decompressed stream is metered: more bytes than the listed sizes plus tar framing is a
    compression bomb (or hidden data in tar headers) and is refused as soon as it is read.
 4. Only a complete, checked import is renamed to DEST; on any failure the temporary folder
-   (and any parent folder the import created) is removed, so DEST is exactly as it was.
+   (and any parent folder the import created) is removed, so DEST is exactly as it was. A killed
+   import cannot do that: the next import into the same DEST removes its folder (told from a live
+   one's by the lock the live one holds inside it).
 """
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import json
@@ -26,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Protocol
 
+from oracleproto import killpoints
+from oracleproto.oslock import lock_exclusive
 from oracleproto.paths import confined, first_missing_ancestor
 from oracleproto.verify.bundle_schema import (
     BUNDLE_MANIFEST,
@@ -37,6 +42,8 @@ from oracleproto.verify.bundle_schema import (
 )
 
 _CHUNK = 1024 * 1024
+#: Locked by a live import inside its temporary folder (removed before the folder becomes DEST).
+_LOCK_NAME = ".importing"
 #: Tar framing allowed per member (header block, padding, a PAX header for long names).
 _FRAMING_PER_MEMBER = 8 * 1024
 #: Tar framing of the archive as a whole (end-of-archive blocks, record padding).
@@ -165,20 +172,61 @@ def _extract_into(bundle: Path, tmp: Path) -> tuple[dict[str, Any], BundleManife
                     raise BundleError(
                         f"{where}: member {name} does not match its sha256 in {BUNDLE_MANIFEST}"
                     )
+                killpoints.reached("bundle-member")
     missing = sorted(set(model.members) - seen)
     if missing:
         raise BundleError(f"{where}: member {missing[0]} is listed in {BUNDLE_MANIFEST} but missing")
     return body, model
 
 
+def _temp_prefix(dest: Path) -> str:
+    return f".{dest.name}.import-"
+
+
+def remove_stale_imports(dest: Path) -> list[Path]:
+    """Remove the temporary folders of imports into ``dest`` whose process is gone; returns them.
+
+    A killed import (kill -9, a closed terminal) cannot clean up after itself: its folder stays
+    beside DEST. A live import holds the lock file inside its folder, so only dead ones are
+    removed; a folder still without a lock file is removed only when empty (its importer died
+    right after creating it — one starting now would fail on it and say so).
+    """
+    removed: list[Path] = []
+    if not dest.parent.is_dir():
+        return removed
+    for stale in sorted(dest.parent.glob(f"{_temp_prefix(dest)}*")):
+        if not stale.is_dir() or stale.is_symlink():
+            continue
+        try:
+            handle = open(stale / _LOCK_NAME, "rb")  # noqa: SIM115 - closed below
+        except FileNotFoundError:
+            with contextlib.suppress(OSError):
+                stale.rmdir()  # only an empty one
+                removed.append(stale)
+            continue
+        with handle:
+            try:
+                lock_exclusive(handle.fileno(), blocking=False)
+            except BlockingIOError:
+                continue  # a live import into the same folder
+            shutil.rmtree(stale, ignore_errors=True)
+            removed.append(stale)
+    return removed
+
+
 def import_bundle(bundle: Path, dest: Path) -> ImportedBundle:
     """Check every member while streaming it into a temporary sibling of ``dest``, then rename it."""
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise BundleError(f"{dest} exists and is not empty; import into a new or empty folder")
+    remove_stale_imports(dest)
     created = first_missing_ancestor(dest.parent)
     dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.import-", dir=dest.parent))
+    tmp = Path(tempfile.mkdtemp(prefix=_temp_prefix(dest), dir=dest.parent))
+    lock = None
     try:
+        # Held while this import lives: a rerun after a kill tells a dead import's folder by it.
+        lock = open(tmp / _LOCK_NAME, "xb")  # noqa: SIM115 - closed in the finally below
+        lock_exclusive(lock.fileno(), blocking=False)
         try:
             body, model = _extract_into(bundle, tmp)
         except (tarfile.TarError, EOFError, zlib.error, gzip.BadGzipFile) as exc:
@@ -188,6 +236,7 @@ def import_bundle(bundle: Path, dest: Path) -> ImportedBundle:
         (tmp / BUNDLE_MANIFEST).write_text(
             json.dumps(body, sort_keys=True, indent=1) + "\n", encoding="utf-8"
         )
+        (tmp / _LOCK_NAME).unlink()  # not part of the bundle (the handle keeps the lock till the end)
         emptied = dest.exists()
         if emptied:
             dest.rmdir()
@@ -202,5 +251,8 @@ def import_bundle(bundle: Path, dest: Path) -> ImportedBundle:
         if created is not None:
             shutil.rmtree(created, ignore_errors=True)
         raise
+    finally:
+        if lock is not None:
+            lock.close()
     member = model.dataset.member
     return ImportedBundle(dest, dest / "run" / model.run_id, None if member is None else dest / member, body)

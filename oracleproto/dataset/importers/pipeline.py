@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from oracleproto import killpoints
 from oracleproto.dataset.builder import features_document, write_db_atomically
 from oracleproto.dataset.hashes import metadata_hash, source_db_hash
 from oracleproto.dataset.importers.records import Candidate, Drop
@@ -153,9 +154,7 @@ def run_import(batch: SourceBatch, out: Path, settings: ImportSettings) -> Impor
     source = ", ".join(str(p) for p in batch.inputs)
     report_path = report_path_for(out)
     if out.exists() and not settings.force:
-        raise DatasetError(
-            str(out), [DatasetProblem(None, "file", "already exists; pass --force to overwrite it")]
-        )
+        raise DatasetError(str(out), [DatasetProblem(None, "file", existing_output_reason(out))])
     template_problems = validate_templates(dict(batch.templates), column="templates")
     if template_problems:
         raise DatasetError(source, template_problems)
@@ -190,10 +189,15 @@ def run_import(batch: SourceBatch, out: Path, settings: ImportSettings) -> Impor
     )
     _check_table_name(settings.table)
     try:
+        # The report describes one DB: the old one goes first, so that a kill at any later moment
+        # leaves a DB without a report (refused by the next import until --force), never a DB
+        # beside another DB's report.
+        report_path.unlink(missing_ok=True)
         write_db_atomically(out, settings.table, questions, metadata)
     except (OSError, sqlite3.Error) as exc:
         reason = cannot_write(out, exc) if isinstance(exc, OSError) else f"cannot write {out} ({exc})"
         raise DatasetError(str(out), [DatasetProblem(None, "file", reason)]) from None
+    killpoints.reached("import-db")
     warnings = [str(w) for w in duplicate_label_warnings(questions)]
     report = build_report(
         importer=batch.importer,
@@ -219,6 +223,23 @@ def run_import(batch: SourceBatch, out: Path, settings: ImportSettings) -> Impor
             str(report_path), [DatasetProblem(None, "file", cannot_write(report_path, exc))]
         ) from None
     return ImportResult(out, report_path, report, tuple(questions))
+
+
+def existing_output_reason(out: Path) -> str:
+    """Why an existing OUT is refused without --force: a finished import, or one stopped before its report."""
+    report_path = report_path_for(out)
+    try:
+        recorded = json.loads(report_path.read_text(encoding="utf-8"))["output"]["source_db_hash"]
+        matches = recorded == source_db_hash(out)
+    except (OSError, ValueError, KeyError, TypeError):
+        matches = False
+    if matches or not out.is_file():
+        return "already exists; pass --force to overwrite it"
+    missing = "has no" if not report_path.exists() else "does not match its"
+    return (
+        f"already exists and {missing} construction report {report_path.name} (an import into it was "
+        "stopped before writing the report, or the files were changed); pass --force to redo the import"
+    )
 
 
 def _check_table_name(table: str) -> None:
