@@ -1,5 +1,7 @@
 """Secret scan over every byte of a publication: anything key-like blocks an export.
 
+Two layers: this module's own patterns, which know the keys this harness handles and its redacted
+forms, and detect-secrets' plugins for every other service's credentials (``secret_plugins``).
 Patterns are provider key shapes, generic credential assignments, URLs with a password in
 their userinfo (``scheme://user:password@host``) and credential query parameters
 (``?token=…``, ``&api-key=…``, any name ``redact.is_credential_param`` accepts). Redacted forms
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from oracleproto.redact import is_credential_param
+from oracleproto.verify.secret_plugins import find_credentials
 
 _KEY_SHAPES: tuple[tuple[str, re.Pattern[bytes]], ...] = (
     ("OpenRouter key (sk-or-…)", re.compile(rb"sk-or-[A-Za-z0-9_-]{16,}")),
@@ -69,6 +72,9 @@ def scan_bytes(data: bytes, name: str) -> list[SecretHit]:
         if is_credential_param(param) and not _HARMLESS.fullmatch(match.group("value")):
             kind = f"credential query parameter {param!r} in a URL"
             hits.append(SecretHit(name, match.start("value"), kind))
+    # Other services' credentials (AWS, GitHub, Slack, …): detect-secrets' plugins, tuned for runs.
+    taken = {h.offset for h in hits}
+    hits.extend(SecretHit(name, f.offset, f.kind) for f in find_credentials(data) if f.offset not in taken)
     return sorted(set(hits), key=lambda h: (h.offset, h.kind))
 
 
