@@ -248,6 +248,13 @@ def spend_cap(max_cost: float, settings: Settings, prices_path: Path | None) -> 
 
 
 def _report_summary(summary: RunSummary) -> None:
+    if summary.unchanged:
+        click.echo(
+            f"run {summary.run.run_id} is finished and nothing is pending (every slot done, no journal to "
+            "fold, its analysis complete): nothing was written, its files and seal are as they were",
+            err=True,
+        )
+        return
     errors = ", ".join(f"{k}={v}" for k, v in sorted(summary.errors.items())) or "none"
     click.echo(
         f"run {summary.run.run_id}: {summary.slots_total} slots, {summary.slots_done_before} done or "

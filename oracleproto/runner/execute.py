@@ -25,6 +25,7 @@ from oracleproto.runner.job_sample import run_job_sample
 from oracleproto.runner.jobs import Job, prepare_stores
 from oracleproto.runner.manifest_build import build_manifest
 from oracleproto.runner.monitor import RunMonitor
+from oracleproto.runner.nothing_pending import nothing_pending
 from oracleproto.runner.options import Recorded, RunOptions, RunSummary
 from oracleproto.runner.plan import CellPlan, RunPlan, plan_for_settings
 from oracleproto.runner.profile_checks import check_profile_settings
@@ -148,17 +149,22 @@ async def execute_run(options: RunOptions, *, clock: Clock, rand: RandomBits) ->
     # resume (changed settings), a foreign directory or a run held by another process stay untouched.
     target = RunDir.at(options.runs_root, run_id)
     target.refuse_if_being_written()
+    existing = target.existing_manifest()
     _session_manifest(
         options,
         run=target,
         identity=identity,
         plan=plan,
-        existing=target.existing_manifest(),
+        existing=existing,
         cassettes_mode=_cassettes_mode(options),
         clock=clock,
     )
     # After the resume check (a changed setting is named as such), before any byte is written.
     check_profile_settings(texts.profile, settings)
+    reports = options.after is not None
+    if options.mode == "record" and nothing_pending(target, existing, plan, analysis=reports):
+        # A finished run re-entered with nothing left to do: not a byte is written (its seal holds).
+        return RunSummary(target, plan.total_slots(), plan.total_slots(), 0, unchanged=True)
     run = RunDir.create(options.runs_root, run_id)
     with run.writer_lock():
         return await _execute_locked(options, run, identity, plan, clock)

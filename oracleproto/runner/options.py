@@ -78,3 +78,5 @@ class RunSummary:
     cassettes: CassetteStats | None = None
     #: This session's retries, waits, failed verdicts and removed results, per model.
     failures: FailureTally = field(default_factory=FailureTally)
+    #: A finished run re-entered with nothing pending: this session wrote nothing.
+    unchanged: bool = False
