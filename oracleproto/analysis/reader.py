@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -119,8 +120,12 @@ class RunData:
         return str(self.manifest.get("run_id", self.run_dir.name))
 
 
-def read_run(run_dir: Path) -> RunData:
-    """Read ``manifest.json`` and every per-model database of a run directory."""
+def read_run(run_dir: Path, *, decode_text: Callable[[bytes], str] | None = None) -> RunData:
+    """Read ``manifest.json`` and every per-model database of a run directory.
+
+    ``decode_text`` reads TEXT cells (default: strict UTF-8, so a damaged cell is an error); the
+    viewer passes a lenient one, since it shows such a cell rather than refuse the run.
+    """
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise AnalysisError(
@@ -152,13 +157,15 @@ def read_run(run_dir: Path) -> RunData:
             raise AnalysisError(
                 f"{db_path} is missing: manifest.json lists model {slug!r} but its database is absent"
             )
-        runs.append(_read_model(db_path, slug, view.sampling_n or 0))
+        runs.append(_read_model(db_path, slug, view.sampling_n or 0, decode_text))
     if not runs:
         raise AnalysisError(f"{manifest_path}: the run lists no models")
     return RunData(run_dir=run_dir, manifest=manifest, models=tuple(runs))
 
 
-def _read_model(db_path: Path, slug: str, manifest_n: int) -> ModelRun:
+def _read_model(
+    db_path: Path, slug: str, manifest_n: int, decode_text: Callable[[bytes], str] | None = None
+) -> ModelRun:
     # Read-only URI: the analysis must never create WAL files or alter a published run.
     try:
         con = connect_readonly(db_path)
@@ -166,6 +173,8 @@ def _read_model(db_path: Path, slug: str, manifest_n: int) -> ModelRun:
         raise AnalysisError(f"{db_path}: cannot open SQLite database: {exc}") from exc
     try:
         con.row_factory = sqlite3.Row
+        if decode_text is not None:
+            con.text_factory = decode_text
         tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type IN ('table','view')")}
         for needed in ("run_meta", "questions", "run_results"):
             if needed not in tables:

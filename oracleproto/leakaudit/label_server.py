@@ -9,15 +9,17 @@ whitelist of what the page may see (``item_source.py`` says why the query is lef
 served with a Content-Security-Policy that allows only its own inline script and style (by hash)
 and requests to its own origin, and requests whose Host or Origin is not this loopback server are
 refused, so neither hostile page text nor another site open in the same browser can act on it.
+
+Every malformed request gets its 4xx at once: the body is read against a short deadline (a body
+that stops short of its Content-Length is refused, not waited for), and the JSON parse is bounded
+(nesting, Python's limit on long integers) so no body can reach the "bug" path.
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
-import re
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -41,38 +43,75 @@ from oracleproto.leakaudit.labels import (
     read_labels,
     utc_timestamp,
 )
+from oracleproto.loopback_http import (
+    COMMON_HEADERS,
+    HOST,
+    IDLE_TIMEOUT_S,
+    PAGE_HEADERS,
+    allowed_hosts,
+    host_allowed,
+    page_policy,
+)
+from oracleproto.view.inert import with_inert
 
-#: Loopback only: the page shows scraped web text and writes files; nothing else may reach it.
-HOST = "127.0.0.1"
 #: Largest request body accepted (a label plus a long note is well under this).
 MAX_BODY = 256 * 1024
 #: Longest note kept, in characters.
 MAX_NOTE = 20_000
 #: Seconds a connection may stay silent before its thread gives up (so shutdown never hangs).
-REQUEST_TIMEOUT_S = 15.0
+REQUEST_TIMEOUT_S = IDLE_TIMEOUT_S
+#: Seconds the whole body may take after the headers. The page sends headers and body together,
+#: so a body still short after this has stopped short (or is being dripped): refused, not awaited.
+BODY_DEADLINE_S = 1.0
+#: How deep a label's JSON may nest: it is a flat object, so anything deeper is not a label.
+MAX_DEPTH = 16
 
 
 def page_html() -> str:
     """The labelling page (a package data file: inline CSS and JS, no external assets)."""
-    return resources.files("oracleproto.leakaudit").joinpath("label_page.html").read_text(encoding="utf-8")
-
-
-def _inline_hashes(html: str, tag: str) -> list[str]:
-    bodies = re.findall(rf"<{tag}>(.*?)</{tag}>", html, flags=re.DOTALL)
-    return [
-        "'sha256-" + base64.b64encode(hashlib.sha256(body.encode("utf-8")).digest()).decode("ascii") + "'"
-        for body in bodies
-    ]
+    html = resources.files("oracleproto.leakaudit").joinpath("label_page.html").read_text(encoding="utf-8")
+    return with_inert(html)
 
 
 def content_security_policy(html: str) -> str:
     """A CSP allowing exactly the page's own inline script and style and same-origin fetches."""
-    scripts = " ".join(_inline_hashes(html, "script")) or "'none'"
-    styles = " ".join(_inline_hashes(html, "style")) or "'none'"
-    return (
-        f"default-src 'none'; script-src {scripts}; style-src {styles}; connect-src 'self'; "
-        "img-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
-    )
+    return page_policy(html, connect="'self'")
+
+
+def _too_deep(raw: bytes, limit: int = MAX_DEPTH) -> bool:
+    """True when the JSON text ``raw`` opens more than ``limit`` arrays/objects inside each other.
+
+    Checked before parsing, so a body nested 100,000 deep is one clear 400, never a RecursionError.
+    Brackets inside strings do not count: strings are skipped with their escapes.
+    """
+    depth = 0
+    in_string = False
+    escaped = False
+    for byte in raw:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == 0x5C:  # backslash
+                escaped = True
+            elif byte == 0x22:  # quote
+                in_string = False
+        elif byte == 0x22:
+            in_string = True
+        elif byte in (0x5B, 0x7B):  # [ {
+            depth += 1
+            if depth > limit:
+                return True
+        elif byte in (0x5D, 0x7D):  # ] }
+            depth -= 1
+    return False
+
+
+def _shown(value: object) -> str:
+    """A short repr of a value from a request, for an error message (never the whole of it)."""
+    if isinstance(value, str | int | float | bool) or value is None:
+        text = repr(value)
+        return text if len(text) <= 80 else text[:77] + "…"
+    return f"a JSON {'object' if isinstance(value, dict) else 'array'}"
 
 
 class BadRequestError(Exception):
@@ -172,18 +211,25 @@ class LabelSession:
             raise BadRequestError("the body must be a JSON object {item_id, label, note}")
         unknown = sorted(set(payload) - {"item_id", "label", "note"})
         if unknown:
-            raise BadRequestError(f"unknown field(s) {', '.join(unknown)}; send item_id, label and note")
+            shown = ", ".join(_shown(key) if len(key) > 40 else key for key in unknown[:5])
+            raise BadRequestError(f"unknown field(s) {shown}; send item_id, label and note")
         item_id = payload.get("item_id")
         if not isinstance(item_id, str) or item_id not in self._by_id:
-            raise BadRequestError(f"no audit item {item_id!r} in this audit")
+            raise BadRequestError(f"no audit item {_shown(item_id)} in this audit")
         value = payload.get("label")
-        if value not in LABEL_VALUES:
-            raise BadRequestError(f"label must be one of {', '.join(LABEL_VALUES)}, not {value!r}")
+        if not isinstance(value, str) or value not in LABEL_VALUES:
+            raise BadRequestError(f"label must be one of {', '.join(LABEL_VALUES)}, not {_shown(value)}")
         note = payload.get("note", "")
         if not isinstance(note, str):
             raise BadRequestError("note must be a string")
         if len(note) > MAX_NOTE:
             raise BadRequestError(f"note is {len(note)} characters; keep it under {MAX_NOTE}")
+        lone = next((ch for ch in note if "\ud800" <= ch <= "\udfff"), None)
+        if lone is not None:
+            # A JSON \ud800 escape: a broken half of a character, which no UTF-8 file can hold.
+            raise BadRequestError(
+                f"the note holds U+{ord(lone):04X}, half of a character (a lone surrogate); remove it"
+            )
         try:
             label = Label(item_id=item_id, label=value, note=note, labelled_at=utc_timestamp(self.now()))
         except ValidationError as exc:
@@ -205,10 +251,18 @@ class LabelServer(ThreadingHTTPServer):
     daemon_threads = False
 
     def __init__(
-        self, session: LabelSession, port: int = 0, *, on_error: Callable[[str], None] | None = None
+        self,
+        session: LabelSession,
+        port: int = 0,
+        *,
+        on_error: Callable[[str], None] | None = None,
+        idle_timeout: float = REQUEST_TIMEOUT_S,
+        body_deadline: float = BODY_DEADLINE_S,
     ) -> None:
         self.session = session
         self.on_error = on_error or (lambda _message: None)
+        self.idle_timeout = idle_timeout
+        self.body_deadline = body_deadline
         self.html = page_html()
         self.csp = content_security_policy(self.html)
         super().__init__((HOST, port), LabelRequestHandler)
@@ -223,9 +277,9 @@ class LabelServer(ThreadingHTTPServer):
         """The page's address."""
         return f"http://{HOST}:{self.port}/"
 
-    def allowed_hosts(self) -> set[str]:
+    def allowed_hosts(self) -> frozenset[str]:
         """``Host`` values that name this server (a rebinding attack sends a foreign name)."""
-        return {f"{HOST}:{self.port}", f"localhost:{self.port}"}
+        return allowed_hosts(self.port)
 
 
 class LabelRequestHandler(BaseHTTPRequestHandler):
@@ -234,9 +288,13 @@ class LabelRequestHandler(BaseHTTPRequestHandler):
     server: LabelServer
     # HTTP/1.0: one request per connection, so no idle keep-alive thread delays shutdown.
     protocol_version = "HTTP/1.0"
-    timeout = REQUEST_TIMEOUT_S
     server_version = "oracleproto-label"
     sys_version = ""
+
+    def setup(self) -> None:
+        """Arm the idle limit before the request line is read (the socket timeout applies to it)."""
+        super().setup()
+        self.connection.settimeout(self.server.idle_timeout)
 
     def log_message(self, format: str, *args: Any) -> None:
         """Silent: the terminal shows the URL and the final count, not every request."""
@@ -245,27 +303,36 @@ class LabelRequestHandler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store")
-        self.send_header("X-Content-Type-Options", "nosniff")
-        self.send_header("Referrer-Policy", "no-referrer")
-        self.send_header("Cross-Origin-Resource-Policy", "same-origin")
+        for name, value in COMMON_HEADERS:
+            self.send_header(name, value)
         if page:
             self.send_header("Content-Security-Policy", self.server.csp)
-            self.send_header("X-Frame-Options", "DENY")
+            for name, value in PAGE_HEADERS:
+                self.send_header(name, value)
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
 
     def _json(self, status: HTTPStatus, value: object) -> None:
-        body = json.dumps(value, ensure_ascii=False, sort_keys=True).encode("utf-8")
+        # ASCII JSON: any character of an item (a lone surrogate too) travels as a \u escape, so
+        # no page text can make a response unencodable; the page's script gets it back as it was.
+        body = json.dumps(value, ensure_ascii=True, sort_keys=True).encode("ascii")
         self._send(status, body, "application/json; charset=utf-8")
 
     def _error(self, status: HTTPStatus, message: str) -> None:
         self._json(status, {"error": message})
 
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """http.server's own refusals (a bad request line, an unknown method) as our JSON errors."""
+        self.close_connection = True
+        status = HTTPStatus(code)
+        self._error(status, message or status.phrase)
+
     def _check_host(self) -> None:
-        if self.headers.get("Host", "") not in self.server.allowed_hosts():
-            raise BadRequestError("this server answers only to 127.0.0.1", HTTPStatus.FORBIDDEN)
+        if not host_allowed(self.headers.get("Host"), self.server.port):
+            raise BadRequestError(
+                f"this server answers only to {HOST}:{self.server.port}", HTTPStatus.FORBIDDEN
+            )
 
     def _dispatch(self, action: Callable[[], None]) -> None:
         try:
@@ -324,17 +391,67 @@ class LabelRequestHandler(BaseHTTPRequestHandler):
         # A JSON content type cannot be sent cross-site without a CORS preflight, which we never grant.
         if self.headers.get_content_type() != "application/json":
             raise BadRequestError("send the label as application/json", HTTPStatus.UNSUPPORTED_MEDIA_TYPE)
-        try:
-            length = int(self.headers.get("Content-Length", ""))
-        except ValueError:
-            raise BadRequestError("a Content-Length is required", HTTPStatus.LENGTH_REQUIRED) from None
-        if length < 0 or length > MAX_BODY:
+        payload = _parse_body(self._read_body())
+        self._json(HTTPStatus.OK, self.server.session.submit(payload))
+
+    def _content_length(self) -> int:
+        values = self.headers.get_all("Content-Length") or []
+        if not values:
+            # Chunked bodies are not taken: the page always sends a length, and a length bounds the read.
+            raise BadRequestError("a Content-Length is required", HTTPStatus.LENGTH_REQUIRED)
+        digits = values[0].strip().lstrip("0") or "0"
+        if len(set(values)) != 1 or not (digits.isascii() and digits.isdigit()):
+            raise BadRequestError(f"not a valid Content-Length: {_shown(', '.join(values))}")
+        # Compared as text first: a length of thousands of digits is refused without converting it.
+        length = int(digits) if len(digits) <= 12 else MAX_BODY + 1
+        if length > MAX_BODY:
             raise BadRequestError(
                 f"the body must be under {MAX_BODY} bytes", HTTPStatus.REQUEST_ENTITY_TOO_LARGE
             )
-        raw = self.rfile.read(length)
+        return length
+
+    def _read_body(self) -> bytes:
+        """The body, read against :data:`BODY_DEADLINE_S` in all (not a timeout per read)."""
+        length = self._content_length()
+        deadline = time.monotonic() + self.server.body_deadline
+        chunks: list[bytes] = []
+        got = 0
         try:
-            payload = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            raise BadRequestError("the body is not UTF-8 JSON") from None
-        self._json(HTTPStatus.OK, self.server.session.submit(payload))
+            while got < length:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self.connection.settimeout(left)
+                # read1: what has arrived (at most one recv), so the deadline is checked in between.
+                chunk = self.rfile.read1(length - got)
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                got += len(chunk)
+        except TimeoutError:  # the deadline passed inside a read
+            pass
+        finally:
+            self.connection.settimeout(self.server.idle_timeout)
+        if got < length:
+            raise BadRequestError(f"the body ended after {got} of its {length} bytes (Content-Length)")
+        return b"".join(chunks)
+
+
+def _parse_body(raw: bytes) -> object:
+    """The JSON of a request body, or a 400 naming what is wrong with it."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise BadRequestError("the body is not UTF-8 JSON") from None
+    if _too_deep(raw):
+        raise BadRequestError(
+            f"the body nests more than {MAX_DEPTH} levels deep; a label is a flat JSON object"
+        )
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise BadRequestError("the body is not UTF-8 JSON") from None
+    except ValueError:  # Python's limit on integer digits (int_max_str_digits)
+        raise BadRequestError("the body holds a number too long to read; a label has no numbers") from None
+    except RecursionError:  # unreachable after _too_deep; kept so a change there cannot give a 500
+        raise BadRequestError("the body nests too deeply; a label is a flat JSON object") from None

@@ -17,6 +17,7 @@ import gzip
 import io
 import json
 import os
+import secrets
 import tarfile
 import tempfile
 from pathlib import Path
@@ -122,17 +123,27 @@ def export_bundle(
     if not report.ok:
         first = report.failures[0]
         raise BundleError(f"{run.root} does not verify, refusing to publish it: {first.what}: {first.detail}")
-    data = _tar_bytes(members)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp: str | None = None
+    return write_archive(_tar_bytes(members), out)
+
+
+def write_archive(data: bytes, out: Path) -> Path:
+    """Write ``data`` to ``out`` atomically (a temporary sibling renamed over it).
+
+    The archive is for publishing, so it gets the mode any file the user makes gets: created with
+    0o666 for the kernel to apply their umask (``mkstemp`` would make it 0o600, owner-only).
+    """
+    tmp = out.parent / f".{out.name}.{secrets.token_hex(6)}.tmp"
+    created = False
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        created = True
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
         os.replace(tmp, out)
     except OSError as exc:
-        if tmp is not None:
-            Path(tmp).unlink(missing_ok=True)  # nothing partial is left beside OUT
+        if created:
+            tmp.unlink(missing_ok=True)  # nothing partial is left beside OUT
         raise BundleError(cannot_write(out, exc)) from None
     return out
 

@@ -7,6 +7,8 @@ the published plots; the analysis is recomputed in memory. Nothing is executed.
 from __future__ import annotations
 
 import json
+import math
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,7 +21,7 @@ from oracleproto.transport.store import CassetteStore
 from oracleproto.verify.findings import VerifyReport
 from oracleproto.view.overview import facts, plots_doc, run_analysis_settings, safe_result, tables_doc
 from oracleproto.view.recording import Recording
-from oracleproto.view.rows import json_or_none, read_model_rows
+from oracleproto.view.rows import cell_text, json_or_none, read_model_rows
 from oracleproto.view.samples import detail, question_doc, summary
 
 SCHEMA = "oracleproto-view/1"
@@ -66,7 +68,7 @@ def build_document(
     """
     run = RunDir.open(run_root)
     progress("reading the databases")
-    data: RunData = read_run(run.root)
+    data: RunData = read_run(run.root, decode_text=cell_text)
     manifest = data.manifest
     snapshot = json_or_none(data.models[0].run_meta.get("config_snapshot"))
     snapshot = snapshot if isinstance(snapshot, dict) else {}
@@ -138,15 +140,44 @@ def build_document(
     }
 
 
+#: Characters a JSON text written for a page must not carry raw: lone surrogates (UTF-8 cannot
+#: encode them; they come from JSON ``\\ud800`` escapes and from bytes that were not UTF-8, which
+#: ``rows`` decodes with surrogateescape) and U+2028/2029, line ends to older JavaScript parsers.
+_RAW_UNSAFE = re.compile("[\u2028\u2029\ud800-\udfff]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+def json_text(value: Any) -> str:
+    """Compact, key-sorted JSON of ``value`` that always encodes as UTF-8.
+
+    JSON's own syntax is ASCII, so such a character can only sit inside a string, where its
+    ``\\uXXXX`` escape denotes the same character: the page's script gets it back unchanged and
+    shows it marked.
+    """
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True, allow_nan=False)
+    except ValueError:  # NaN or ±Infinity (a provider's or a page's number): not JSON, so shown as text
+        text = json.dumps(_finite(value), ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    return _RAW_UNSAFE.sub(_escaped, text)
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with each non-finite float replaced by its name (``"NaN"``, ``"Infinity"``)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value).replace("inf", "Infinity").replace("nan", "NaN")
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
 def document_json(document: dict[str, Any]) -> str:
     """The document as compact JSON, safe to embed in a ``<script>`` block (no ``<``, ``>``, ``&``)."""
-    text = json.dumps(document, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    text = json_text(document)
     # In a script element only "</script" (and "<!--") matter, but escaping every <, > and & keeps
-    # any HTML parser state out of reach; U+2028/2029 are escaped for older JS parsers.
-    return (
-        text.replace("&", "\\u0026")
-        .replace("<", "\\u003c")
-        .replace(">", "\\u003e")
-        .replace("\u2028", "\\u2028")
-        .replace("\u2029", "\\u2029")
-    )
+    # any HTML parser state out of reach.
+    return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")

@@ -5,20 +5,22 @@ from __future__ import annotations
 import base64
 import gzip
 import html
-import json
 import os
-import tempfile
+import secrets
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from oracleproto.errors import OracleprotoError
+from oracleproto.loopback_http import page_policy
 from oracleproto.oserrors import cannot_write
-from oracleproto.view.document import document_json
+from oracleproto.view.document import document_json, json_text
+from oracleproto.view.inert import visible_text, with_inert
 
 TEMPLATE = "viewer.html"
 DATA_MARK = "__DATA__"
 TITLE_MARK = "__TITLE__"
+CSP_MARK = "__CSP__"
 
 
 class ViewError(OracleprotoError):
@@ -26,8 +28,17 @@ class ViewError(OracleprotoError):
 
 
 def template_text() -> str:
-    """The packaged viewer template (inline CSS and JS, no external asset)."""
-    return resources.files("oracleproto.view").joinpath(TEMPLATE).read_text(encoding="utf-8")
+    """The packaged viewer template (inline CSS and JS, no external asset), ``inert.js`` inserted."""
+    return with_inert(resources.files("oracleproto.view").joinpath(TEMPLATE).read_text(encoding="utf-8"))
+
+
+def meta_policy(template: str) -> str:
+    """The page's own Content-Security-Policy: its inline script and style by hash, data: images.
+
+    Hashes rather than 'unsafe-inline': were any text ever to escape the data block, a script it
+    opened would not run. The data block itself is not script, so it needs no hash.
+    """
+    return page_policy(template, img="data:", meta=True)
 
 
 #: Document parts the page carries gzip-packed and unpacks only when a view needs them.
@@ -37,7 +48,7 @@ SHARED = ("searches", "verdicts")
 
 def _pack(value: Any) -> str:
     """gzip (mtime 0: the same run gives the same bytes) + base64 of the value's compact JSON."""
-    raw = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode("utf-8")
+    raw = json_text(value).encode("utf-8")
     return base64.b64encode(gzip.compress(raw, compresslevel=9, mtime=0)).decode("ascii")
 
 
@@ -59,23 +70,31 @@ def render_page(document: dict[str, Any], *, pack: bool = True) -> str:
     page = template_text()
     title = f"oracleproto view · {document.get('facts', {}).get('run_id') or document.get('source')}"
     head, _, tail = page.partition(DATA_MARK)
+    # Single quotes are CSP syntax and may stay raw inside the double-quoted attribute.
+    head = head.replace(CSP_MARK, html.escape(meta_policy(page), quote=False).replace('"', "&quot;"))
     embedded = packed_document(document) if pack else document
-    # Split once on the data mark so nothing in the data can be taken for a mark.
-    return head.replace(TITLE_MARK, html.escape(title)) + document_json(embedded) + tail
+    # Split once on the data mark so nothing in the data can be taken for a mark. The title is
+    # plain text (no chips there): hidden characters are spelled out, lone surrogates too.
+    return head.replace(TITLE_MARK, html.escape(visible_text(title))) + document_json(embedded) + tail
 
 
 def write_page(text: str, out: Path) -> Path:
-    """Write ``text`` to ``out`` atomically (a temporary sibling renamed over it): no partial file."""
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp: str | None = None
+    """Write ``text`` to ``out`` atomically (a temporary sibling renamed over it): no partial file.
+
+    The file is created with mode 0o666 for the kernel to apply the user's umask, as for any file
+    the user makes: a page meant to be shared is readable as their other files are.
+    """
+    tmp = out.parent / f".{out.name}.{secrets.token_hex(6)}.tmp"
+    created = False
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        created = True
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
-        os.chmod(tmp, 0o644)
         os.replace(tmp, out)
     except OSError as exc:
-        if tmp is not None:
-            Path(tmp).unlink(missing_ok=True)
+        if created:
+            tmp.unlink(missing_ok=True)
         raise ViewError(cannot_write(out, exc)) from None
     return out

@@ -1,7 +1,8 @@
 """Read one model's SQLite as written (ours or the earlier implementation's) into plain sample records.
 
 Read-only (``mode=ro``): the viewer must never create WAL files in a published run. Only the
-columns a DB has are read, so DBs of older schema versions show what they hold.
+columns a DB has are read, so DBs of older schema versions show what they hold. A text cell whose
+bytes are not UTF-8 is read anyway (:func:`cell_text`): one damaged cell must not hide the run.
 """
 
 from __future__ import annotations
@@ -31,6 +32,15 @@ class ModelRows:
     n: int
 
 
+def cell_text(raw: bytes) -> str:
+    """A TEXT cell as a string: its UTF-8, with each byte that is not UTF-8 kept as U+DC80+byte.
+
+    (Python's surrogateescape.) The page shows such a character as that byte, marked; the JSON
+    written into the page escapes it, so the file stays UTF-8.
+    """
+    return raw.decode("utf-8", "surrogateescape")
+
+
 def json_or_none(text: Any) -> Any:
     """A JSON cell decoded; the text itself when it is not JSON; None for NULL."""
     if text is None:
@@ -51,6 +61,7 @@ def read_model_rows(db_path: Path, n: int) -> ModelRows:
         raise AnalysisError(f"{db_path}: cannot open SQLite database: {exc}") from exc
     try:
         con.row_factory = sqlite3.Row
+        con.text_factory = cell_text
         meta_rows = con.execute("SELECT * FROM run_meta").fetchall()
         run_meta = dict(meta_rows[0]) if meta_rows else {}
         n = int(run_meta.get("sampling_n") or n)

@@ -43,6 +43,17 @@ def boxed_span(text: str) -> list[int] | None:
     return span
 
 
+def utf16_span(text: str, span: list[int] | None) -> list[int] | None:
+    """``span`` (code point offsets into ``text``) in UTF-16 code units, as the page's script slices.
+
+    A character beyond U+FFFF (an emoji) is one code point here and two units there, so offsets
+    after it would otherwise mark the wrong letters.
+    """
+    if span is None:
+        return None
+    return [len(text[:i].encode("utf-16-le", "surrogatepass")) // 2 for i in span]
+
+
 def _letters(cell: Any) -> list[str] | None:
     value = json_or_none(cell)
     if isinstance(value, list):
@@ -140,7 +151,7 @@ def detail(
         "search_calls": calls,
         "step_metrics": json_or_none(cells.get("step_metrics")),
         "final_answer_raw": raw,
-        "boxed": boxed_span(raw) if isinstance(raw, str) else None,
+        "boxed": utf16_span(raw, boxed_span(raw)) if isinstance(raw, str) else None,
         "parse_ok": cells.get("parse_ok"),
         "finish_reason": cells.get("finish_reason"),
         "nudges_used": cells.get("nudges_used"),

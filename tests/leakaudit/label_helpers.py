@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from oracleproto.leakaudit.items import AuditItem, write_items
 from oracleproto.leakaudit.label_server import LabelServer, LabelSession
@@ -58,9 +59,12 @@ def open_session(audit_dir: Path, annotator: str = "alice") -> LabelSession:
 
 
 @contextmanager
-def serving(session: LabelSession) -> Iterator[LabelServer]:
-    """The label server on a free 127.0.0.1 port, served from a thread for the block's duration."""
-    server = LabelServer(session, 0)
+def serving(session: LabelSession, **options: Any) -> Iterator[LabelServer]:
+    """The label server on a free 127.0.0.1 port, served from a thread for the block's duration.
+
+    ``options`` go to :class:`LabelServer` (``idle_timeout``, ``body_deadline``, ``on_error``).
+    """
+    server = LabelServer(session, 0, **options)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:

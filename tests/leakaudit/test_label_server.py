@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -259,3 +260,181 @@ def test_a_labels_file_damaged_while_serving_is_a_json_error(client: httpx.Clien
     response = client.get("/api/state")
     assert response.status_code == 500
     assert "alice.jsonl, line 1: not a JSON object" in response.json()["error"]
+
+
+# --------------------------------------------------------------------------- hostile requests
+
+
+@pytest.fixture
+def bugs() -> list[str]:
+    """What the server reported as its own failures (a malformed request must never land here)."""
+    return []
+
+
+@pytest.fixture
+def strict(audit_dir: Path, bugs: list[str]) -> Iterator[LabelServer]:
+    """A server with short limits: idle 0.5 s, body 0.3 s (the defaults are 15 s and 1 s)."""
+    with serving(
+        open_session(audit_dir), on_error=bugs.append, idle_timeout=0.5, body_deadline=0.3
+    ) as running:
+        yield running
+
+
+def raw_request(
+    server: LabelServer, data: bytes, *, half_close: bool = False
+) -> tuple[int, dict[str, str], bytes]:
+    """Send ``data`` as is; the status, the headers (lower-cased names) and the body of the answer."""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+        sock.sendall(data)
+        if half_close:
+            sock.shutdown(socket.SHUT_WR)
+        chunks = []
+        while chunk := sock.recv(65536):
+            chunks.append(chunk)
+    head, _, body = b"".join(chunks).partition(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    headers = dict(line.split(": ", 1) for line in lines[1:])
+    return int(lines[0].split(" ")[1]), {k.lower(): v for k, v in headers.items()}, body
+
+
+def label_request(server: LabelServer, body: bytes, *, length: str | None = None, extra: str = "") -> bytes:
+    """A POST /api/label as the page sends it, with ``body`` and its (or the given) Content-Length."""
+    shown = str(len(body)) if length is None else length
+    return (
+        f"POST /api/label HTTP/1.0\r\nHost: 127.0.0.1:{server.port}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {shown}\r\n{extra}\r\n"
+    ).encode() + body
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b"[" * 100_000 + b"]" * 100_000, "nests more than 16 levels deep"),
+        (b'{"item_id": ' + b"9" * 5000 + b', "label": "leak"}', "a number too long to read"),
+        (b'{"item_id": "x", "note": "' + b"[{" * 5000 + b'"}', "no audit item 'x'"),  # brackets in text
+        (b'{"item_id": [[[1]]], "label": "leak"}', "no audit item a JSON array in this audit"),
+        (f'{{"item_id": "{IDS[0]}", "label": {{"a": 1}}}}'.encode(), "not a JSON object"),
+        (
+            f'{{"item_id": "{IDS[0]}", "label": "leak", "note": "a\\ud800"}}'.encode(),
+            "U+D800, half of a character",
+        ),
+        (b'{"' + b"k" * 1000 + b'": 1}', "unknown field(s) 'kkkk"),
+        (b"\xef\xbb\xbf{}", "not UTF-8 JSON"),
+        (b"NaN", "must be a JSON object"),
+        (b"", "not UTF-8 JSON"),
+    ],
+)
+def test_a_malformed_body_gets_a_400_and_never_the_bug_path(
+    strict: LabelServer, audit_dir: Path, bugs: list[str], body: bytes, message: str
+) -> None:
+    status, headers, answer = raw_request(strict, label_request(strict, body))
+    assert status == 400
+    assert message in json.loads(answer)["error"]
+    assert len(answer) < 500  # the message quotes the body, never all of it
+    assert headers["x-content-type-options"] == "nosniff"
+    assert bugs == []
+    assert not (audit_dir / "labels").exists()
+
+
+@pytest.mark.parametrize("half_close", [False, True])
+def test_a_body_shorter_than_its_length_is_refused_not_awaited(
+    strict: LabelServer, audit_dir: Path, bugs: list[str], half_close: bool
+) -> None:
+    # The client sends 10 of the 100 bytes it announced and waits (or closes its side): the server
+    # answers after its body deadline (0.3 s here, 1 s by default) instead of the 15 s idle limit.
+    request = label_request(strict, b'{"item_id"', length="100")
+    status, _, answer = raw_request(strict, request, half_close=half_close)
+    assert status == 400
+    assert json.loads(answer)["error"] == "the body ended after 10 of its 100 bytes (Content-Length)"
+    assert bugs == [] and not (audit_dir / "labels").exists()
+
+
+def test_a_body_sent_in_pieces_within_the_deadline_is_read(strict: LabelServer, audit_dir: Path) -> None:
+    body = json.dumps({"item_id": IDS[0], "label": "leak"}).encode()
+    with socket.create_connection(("127.0.0.1", strict.port), timeout=10) as sock:
+        sock.sendall(label_request(strict, body[:5], length=str(len(body))))
+        sock.sendall(body[5:])
+        answer = sock.makefile("rb").read()
+    assert answer.startswith(b"HTTP/1.0 200 ")
+    assert read_labels(audit_dir, "alice")[IDS[0]].label == "leak"
+
+
+@pytest.mark.parametrize(
+    ("headers", "status", "message"),
+    [
+        (("abc", ""), 400, "not a valid Content-Length: 'abc'"),
+        (("-5", ""), 400, "not a valid Content-Length"),
+        (("2", "Content-Length: 3\r\n"), 400, "not a valid Content-Length: '2, 3'"),
+        (("9" * 40, ""), 413, "under 262144 bytes"),
+        (("300000", ""), 413, "under 262144 bytes"),
+    ],
+)
+def test_a_bad_content_length_is_refused_at_once(
+    strict: LabelServer, bugs: list[str], headers: tuple[str, str], status: int, message: str
+) -> None:
+    length, extra = headers
+    got, _, answer = raw_request(strict, label_request(strict, b"{}", length=length, extra=extra))
+    assert got == status
+    assert message in json.loads(answer)["error"]
+    assert bugs == []
+
+
+def test_a_body_without_length_is_refused(strict: LabelServer) -> None:
+    request = (
+        f"POST /api/label HTTP/1.0\r\nHost: 127.0.0.1:{strict.port}\r\nContent-Type: application/json\r\n"
+        "Transfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n"
+    ).encode()
+    status, _, answer = raw_request(strict, request)
+    assert status == 411
+    assert "a Content-Length is required" in json.loads(answer)["error"]
+
+
+@pytest.mark.parametrize(
+    ("host", "status"), [("[::1]:{port}", 200), ("LOCALHOST:{port}", 200), ("127.0.0.1:{other}", 403)]
+)
+def test_loopback_names_of_this_port_only(strict: LabelServer, host: str, status: int) -> None:
+    request = (
+        f"GET /api/state HTTP/1.0\r\nHost: {host.format(port=strict.port, other=strict.port + 1)}\r\n\r\n"
+    )
+    got, _, answer = raw_request(strict, request.encode())
+    assert got == status
+    assert ("item_ids" in json.loads(answer)) == (status == 200)
+
+
+def test_a_request_without_host_is_refused(strict: LabelServer) -> None:
+    status, _, answer = raw_request(strict, b"GET /api/state HTTP/1.0\r\n\r\n")
+    assert status == 403
+    assert json.loads(answer) == {"error": f"this server answers only to 127.0.0.1:{strict.port}"}
+
+
+def test_http_server_refusals_are_json_too(strict: LabelServer, bugs: list[str]) -> None:
+    status, headers, answer = raw_request(strict, b"GET / HTTP/1.0\r\n" + b"X-Many: 1\r\n" * 101 + b"\r\n")
+    assert status == 431
+    assert "error" in json.loads(answer)
+    assert headers["content-type"] == "application/json; charset=utf-8"
+    assert headers["x-content-type-options"] == "nosniff"
+    assert bugs == []
+
+
+def test_an_idle_connection_is_closed_and_the_server_goes_on(strict: LabelServer) -> None:
+    with socket.create_connection(("127.0.0.1", strict.port), timeout=10) as sock:
+        # Nothing is sent: the server closes after its idle limit (0.5 s here), so recv sees EOF;
+        # the 10 s socket timeout only keeps the test from hanging if it did not.
+        assert sock.recv(1024) == b""
+    status, _, _ = raw_request(
+        strict, f"GET /api/state HTTP/1.0\r\nHost: 127.0.0.1:{strict.port}\r\n\r\n".encode()
+    )
+    assert status == 200
+
+
+def test_any_character_of_an_item_reaches_the_page_as_json(tmp_path: Path) -> None:
+    # A lone surrogate cannot be UTF-8: the answer is ASCII JSON, which carries it as an escape.
+    item = dict.fromkeys(PAGE_FIELDS, "")
+    item.update(item_id="odd", title="a\ud800b\u202ec", raw_content="\x00\u2028")
+    session = LabelSession(audit_dir=tmp_path, annotator="alice", items=[item], labels={})
+    with serving(session) as server, httpx.Client(base_url=server.url, trust_env=False, timeout=10) as client:
+        response = client.get("/api/item", params={"id": "odd"})
+    assert response.status_code == 200
+    assert response.content.isascii() and b"\\ud800" in response.content
+    assert response.json()["title"] == "a\ud800b\u202ec"
+    assert response.json()["raw_content"] == "\x00\u2028"
