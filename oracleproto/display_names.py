@@ -17,7 +17,8 @@ GRID_SEPARATOR = "::"
 
 
 def _has_control(text: str) -> bool:
-    return any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in text)
+    # Cs: a lone surrogate (from a JSON escape) cannot be written as UTF-8 nor drawn in a plot.
+    return any(unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Zl", "Zp") for ch in text)
 
 
 def display_name_problems(names: Mapping[str, str]) -> list[str]:
@@ -35,7 +36,10 @@ def display_name_problems(names: Mapping[str, str]) -> list[str]:
         elif name != name.strip():
             problems.append(f"{slug!r}: the display name {name!r} starts or ends with a space")
         elif _has_control(name):
-            problems.append(f"{slug!r}: the display name {name!r} holds a line break or control character")
+            problems.append(
+                f"{slug!r}: the display name {name!r} holds a line break or control character "
+                "(or a lone surrogate); remove it"
+            )
         elif GRID_SEPARATOR in name:
             problems.append(f"{slug!r}: the display name {name!r} contains '::', reserved for grid cells")
     by_name: dict[str, list[str]] = {}

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import sqlite3
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from oracleproto import safe_text
 from oracleproto.analysis.billing import ChannelBilling, json_cell
 from oracleproto.analysis.names import recorded_display_names, shown_names
 from oracleproto.analysis.reader import ModelRun, RunData, read_run
@@ -151,7 +151,8 @@ def render_export(rows: Iterator[dict[str, Any]] | list[dict[str, Any]], fmt: st
     if fmt not in EXPORT_FORMATS:
         raise AnalysisError(f"unknown export format {fmt!r}: expected one of {', '.join(EXPORT_FORMATS)}")
     if fmt == "jsonl":
-        return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+        # One object a line for any line splitter, and UTF-8 whatever the cells hold (safe_text).
+        return "".join(safe_text.dumps(row) + "\n" for row in rows)
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(FIELDS)

@@ -22,6 +22,7 @@ from oracleproto.analysis.trials import BINARY, MC_MULTI, MC_SINGLE, YES_NO, Tri
 from oracleproto.errors import AnalysisError
 from oracleproto.paths import confined
 from oracleproto.sqlite_readonly import connect_readonly
+from oracleproto.sqlite_text import damaged_cell_message, is_decode_error, text_of, undecodable_cells
 
 SKIPPED_TRAINING_CUTOFF = "skipped_training_cutoff"
 #: δ = 0's exclusion (χ ≥ τ): excluded from every metric exactly like a training-cutoff skip.
@@ -196,6 +197,8 @@ def _read_model(
         sql = "SELECT " + ", ".join(f'"{c}"' for c in columns) + " FROM run_results ORDER BY question_id"
         rows = [dict(r) for r in con.execute(sql)]
     except sqlite3.Error as exc:
+        if is_decode_error(exc):
+            raise AnalysisError(_damaged_cell(con, db_path)) from None
         raise AnalysisError(f"{db_path}: cannot read: {exc}") from exc
     finally:
         con.close()
@@ -210,6 +213,18 @@ def _read_model(
         exclusions=_exclusions(rows, n),
         billing=model_billing(db_path, rows, n, run_meta, EXCLUSION_ERRORS),
     )
+
+
+def _damaged_cell(con: sqlite3.Connection, db_path: Path) -> str:
+    """Which TEXT cell is not UTF-8 (a damaged DB), named by its table and row, and what to do."""
+    for table, key in (("run_meta", "run_id"), ("questions", "id"), ("run_results", "question_id")):
+        cells = undecodable_cells(con, f'SELECT "{key}", * FROM "{table}"')
+        if cells:
+            row, column, offset = cells[0]
+            return damaged_cell_message(
+                f"{db_path}: table {table}, {key} {text_of(row[0])!r}", column, offset
+            )
+    return f"{db_path}: a TEXT cell is not UTF-8; the database is damaged: restore it from a backup"
 
 
 def _exclusions(rows: list[dict[str, Any]], n: int) -> dict[str, tuple[str, ...]]:

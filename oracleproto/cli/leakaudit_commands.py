@@ -8,7 +8,7 @@ import click
 
 from oracleproto.leakaudit.compare import compare_rows, render
 from oracleproto.leakaudit.importer import import_labels
-from oracleproto.leakaudit.items import ITEMS_FILE, AuditError, item_line, meta_text
+from oracleproto.leakaudit.items import ITEMS_FILE, AuditError, items_text, write_audit
 from oracleproto.leakaudit.labels import annotators
 from oracleproto.leakaudit.report import FORMATS, rate_lines, table6_md, write_outputs
 from oracleproto.leakaudit.sample import SampleOptions, sample_audit
@@ -48,23 +48,23 @@ def sample_command(
         raise AuditError(f"--out {out}: is a file; give a folder for the audit set")
     run_dir = RunDir.open(resolve_run_ref(run, runs_root))
     options = SampleOptions(models=_names(models), questions=questions, per_item=per_item, seed=seed)
-    items, meta = sample_audit(run_dir, options)
-    text = "".join(item_line(i) for i in sorted(items, key=lambda i: i.item_id))
+    items, meta, problems = sample_audit(run_dir, options)
+    text = items_text(items)
     existing = out / ITEMS_FILE
     if annotators(out) and existing.is_file() and existing.read_text(encoding="utf-8") != text:
         raise AuditError(
             f"{out}: holds labels for a different audit set; sampling again would orphan them. "
             "Choose a new --out folder (or move the labels/ folder away first)"
         )
-    out.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(existing, text)
-    atomic_write_text(out / "audit.json", meta_text(meta))
+    write_audit(out, text, meta)
     counts = meta["counts"]
     click.echo(
         f"{counts['audit_items']} audit items from {counts['test_items']} test items "
         f"({counts['candidates']} candidates; {counts['test_items_without_candidates']} items without "
         f"any search result) → {existing}"
     )
+    for problem in problems:
+        click.echo(f"skipped a test item whose stored sample cannot be read: {problem}", err=True)
 
 
 @click.command("import")

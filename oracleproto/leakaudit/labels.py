@@ -22,6 +22,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
+from oracleproto import safe_text
 from oracleproto.errors import OracleprotoError
 from oracleproto.oslock import lock_exclusive, unlock
 
@@ -112,7 +113,8 @@ def labels_path(audit_dir: Path, annotator: str) -> Path:
 
 def label_line(label: Label) -> bytes:
     """The JSON line of one label (sorted keys, UTF-8, newline-terminated)."""
-    return (json.dumps(label.model_dump(), sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+    # The note is free text (pasted from the page): escaped as in audit.jsonl (``safe_text``).
+    return (safe_text.dumps(label.model_dump(), sort_keys=True) + "\n").encode("utf-8")
 
 
 @contextlib.contextmanager

@@ -13,8 +13,9 @@ import hashlib
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
+from oracleproto.errors import StoreError
 from oracleproto.leakaudit.candidates import Candidate, RunCandidates
 from oracleproto.leakaudit.items import AuditError, AuditItem
 from oracleproto.store import RunDir
@@ -93,8 +94,19 @@ def _item(model: str, model_file: str, slot: tuple[str, str, int], found: Candid
     )
 
 
-def sample_audit(run_dir: RunDir, options: SampleOptions) -> tuple[list[AuditItem], dict[str, Any]]:
-    """The audit items of ``run_dir`` and the ``audit.json`` record of how they were drawn."""
+class SampledAudit(NamedTuple):
+    """What :func:`sample_audit` drew."""
+
+    items: list[AuditItem]
+    #: The ``audit.json`` record of how they were drawn.
+    meta: dict[str, Any]
+    #: One message per test item left out because its stored sample cannot be read (a damaged DB).
+    problems: tuple[str, ...] = ()
+
+
+def sample_audit(run_dir: RunDir, options: SampleOptions) -> SampledAudit:
+    """The audit items of ``run_dir``, the ``audit.json`` record of how they were drawn, and what was
+    left out: a test item whose stored sample cannot be read is skipped and named, not fatal."""
     if options.per_item < 1:
         raise AuditError(f"--per-item must be at least 1, got {options.per_item}")
     if options.questions is not None and options.questions < 1:
@@ -104,6 +116,8 @@ def sample_audit(run_dir: RunDir, options: SampleOptions) -> tuple[list[AuditIte
     order = run.question_order()
     questions = order if options.questions is None else order[: options.questions]
     items: list[AuditItem] = []
+    unreadable: list[dict[str, Any]] = []
+    problems: list[str] = []
     counts: Counter[str] = Counter()
     per_model: dict[str, dict[str, int]] = {}
     for model in models:
@@ -114,8 +128,15 @@ def sample_audit(run_dir: RunDir, options: SampleOptions) -> tuple[list[AuditIte
             for question_id in questions:
                 for sample in run.samples(model, question_id):
                     slot = (model, question_id, sample)
-                    found = run.candidates(db, slot, max_chars)
                     mine["test_items"] += 1
+                    try:
+                        found = run.candidates(db, slot, max_chars)
+                    except StoreError as exc:
+                        # One damaged cell (not UTF-8, not JSON) costs its test item, not the audit.
+                        mine["test_items_unreadable"] += 1
+                        unreadable.append({"model": model, "question_id": question_id, "sample": sample})
+                        problems.append(str(exc))
+                        continue
                     mine["candidates"] += len(found)
                     if not found:
                         mine["test_items_without_candidates"] += 1
@@ -150,8 +171,15 @@ def sample_audit(run_dir: RunDir, options: SampleOptions) -> tuple[list[AuditIte
             "by_model": per_model,
             "by_detector_verdict": dict(sorted(verdicts.items())),
         },
+        "unreadable_test_items": unreadable,
     }
-    return items, meta
+    return SampledAudit(items, meta, tuple(problems))
 
 
-_COUNT_KEYS = ("test_items", "test_items_without_candidates", "candidates", "audit_items")
+_COUNT_KEYS = (
+    "test_items",
+    "test_items_without_candidates",
+    "test_items_unreadable",
+    "candidates",
+    "audit_items",
+)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from oracleproto import safe_text
 from oracleproto.redact import redact_urls_in_text
 
 if TYPE_CHECKING:
@@ -31,7 +31,9 @@ class RunLog:
     def event(self, name: str, **fields: Any) -> None:
         """Write one event with a UTC timestamp."""
         record = {"ts": self._clock.now().isoformat(), "event": name, **fields}
-        line = json.dumps(record, sort_keys=True, ensure_ascii=False, default=str)
+        # Fields may quote strangers' text (a page, a provider's error): escaped so the line is
+        # UTF-8 and one line (safe_text); a lone surrogate would make the handler print a traceback.
+        line = safe_text.dumps(record, sort_keys=True, default=str)
         # Messages may quote a URL; its userinfo and credential parameters never reach the log.
         self._logger.info(redact_urls_in_text(line))
 
@@ -55,7 +57,7 @@ def append_internal_error(path: Path, text: str) -> bool:
     record = {"ts": datetime.now(UTC).isoformat(), "event": "internal_error", "traceback": text}
     try:
         with path.open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps(record, sort_keys=True, ensure_ascii=False) + "\n")
+            handle.write(safe_text.dumps(record, sort_keys=True) + "\n")
     except OSError:
         return False
     return True

@@ -21,6 +21,7 @@ from oracleproto.hashing import redact_secret, sha256_hex
 from oracleproto.sim import chat_api, models_api, openai_wire, rng, search_api
 from oracleproto.sim.capture import capture_observer
 from oracleproto.sim.faults import Fault, FaultConfig, FaultDecision, FaultInjector
+from oracleproto.sim.hostile import HostileText
 from oracleproto.sim.loopback import LoopbackRequest, LoopbackResponse, LoopbackServer
 from oracleproto.sim.personas import DETECTOR_SLUG
 
@@ -45,6 +46,9 @@ class SimConfig:
     """Model slug → revision: a non-zero revision stands for new weights behind the same slug.
     It is mixed into that model's randomness key and ``system_fingerprint``, so its answers
     drift while every other model answers exactly as before (refresh-audit tests, demo)."""
+    hostile: HostileText | None = None
+    """Write hostile text (NUL, lone surrogates, line separators, bidi controls, invalid UTF-8…)
+    into every successful answer (``sim/hostile.py``; the untrusted-text tests)."""
 
 
 def _json_response(status: int, payload: Any, headers: dict[str, str] | None = None) -> LoopbackResponse:
@@ -244,6 +248,8 @@ class SimHandler:
         except chat_api.ChatRequestError as exc:
             return LoopbackResponse(status=exc.status, body=exc.body, delay_s=decision.delay_s)
         response = _json_response(200, payload, {"x-request-id": "req_" + content_hash[:32]})
+        if self.config.hostile is not None:
+            response.body = self.config.hostile.chat(request.body, payload)
         response.delay_s = decision.delay_s
         return response
 
@@ -283,6 +289,8 @@ class SimHandler:
                 status=400, body=search_api.detail_body(str(exc)), delay_s=decision.delay_s
             )
         response = _json_response(200, payload)
+        if self.config.hostile is not None:
+            response.body = self.config.hostile.search(request.body, payload)
         response.delay_s = decision.delay_s
         return response
 

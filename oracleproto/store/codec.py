@@ -6,12 +6,13 @@ Pure functions (no I/O) so every convention is testable in isolation.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from oracleproto.agent.result import SAMPLE_FIELDS, SampleResult
 from oracleproto.errors import StoreError
 from oracleproto.hashing import canonical_json
+from oracleproto.safe_text import escape_surrogates, has_surrogate, storable
 from oracleproto.store.naming import format_timestamp, parse_timestamp
 
 SqlValue = str | int | float | bytes | None
@@ -34,6 +35,38 @@ _TEXT_FIELDS = (
     "system_fingerprint",
     "service_tier",
 )
+
+
+#: Positions of the JSON cells in :func:`encode_sample`'s tuple.
+JSON_CELLS = frozenset(
+    i for i, name in enumerate(SAMPLE_FIELDS) if name in (*_JSON_FIELDS, "final_answer_letters")
+)
+
+
+def storable_cells(values: Sequence[SqlValue], json_at: Collection[int] = ()) -> tuple[SqlValue, ...]:
+    """``values`` that SQLite can bind as UTF-8 text, for a row holding lone surrogates.
+
+    A model or a page can send ``\\ud800`` (a JSON escape of a lone surrogate); UTF-8 cannot carry
+    it, so binding raises. JSON cells (positions ``json_at``) get the character back as its
+    ``\\uXXXX`` escape (the same JSON value); plain text cells get U+FFFD. Writers call this only
+    after a bind failed, so rows without such characters cost nothing more.
+    """
+    out: list[SqlValue] = []
+    for index, value in enumerate(values):
+        if isinstance(value, str) and has_surrogate(value):
+            out.append(escape_surrogates(value) if index in json_at else storable(value))
+        else:
+            out.append(value)
+    return tuple(out)
+
+
+def encode_options(options: Sequence[str]) -> str:
+    """The ``questions.options`` cell: a JSON list, non-ASCII kept, lone surrogates escaped.
+
+    An option label may carry a lone surrogate (a ``\\ud800`` escape in the dataset's JSON),
+    which a UTF-8 cell cannot hold raw; ``verify`` rebuilds the cell with this same function.
+    """
+    return escape_surrogates(json.dumps(list(options), ensure_ascii=False))
 
 
 def encode_letters(letters: Sequence[str] | None) -> str | None:

@@ -15,12 +15,32 @@ from pathlib import Path
 from oracleproto.errors import StoreError
 from oracleproto.hashing import canonical_json
 from oracleproto.sqlite_readonly import connect_readonly
+from oracleproto.sqlite_text import is_decode_error, tolerant_text
 
 
 def _cell(value: object) -> object:
     if isinstance(value, bytes):
         return {"blob_hex": value.hex()}
     return value
+
+
+def _sorted_rows(conn: sqlite3.Connection, table: str) -> list[str]:
+    """The table's rows as canonical JSON lines, sorted.
+
+    A TEXT cell that is not UTF-8 (a damaged file) dumps as ``{"invalid_utf8_hex": …}``: the DB
+    then differs from any DB holding text, instead of the dump failing as if it were no database.
+    """
+    sql = f'SELECT * FROM "{table}"'
+    try:
+        return sorted(canonical_json([_cell(v) for v in row]) for row in conn.execute(sql))
+    except sqlite3.OperationalError as exc:
+        if not is_decode_error(exc):
+            raise
+    conn.text_factory = tolerant_text
+    try:
+        return sorted(canonical_json([_cell(v) for v in row]) for row in conn.execute(sql))
+    finally:
+        conn.text_factory = str
 
 
 def _logical_lines(db_path: Path) -> Iterator[str]:
@@ -42,11 +62,9 @@ def _logical_lines(db_path: Path) -> Iterator[str]:
         for name in names:
             info = conn.execute(f'PRAGMA table_info("{name}")').fetchall()
             columns = [[str(c[1]), str(c[2]).upper(), int(c[5])] for c in info]
+            rows = _sorted_rows(conn, name)
             yield f"table {name}"
             yield f"columns {canonical_json(columns)}"
-            rows = sorted(
-                canonical_json([_cell(v) for v in row]) for row in conn.execute(f'SELECT * FROM "{name}"')
-            )
             for row in rows:
                 yield f"row {row}"
     except sqlite3.DatabaseError as exc:

@@ -15,7 +15,16 @@ from oracleproto import killpoints
 from oracleproto.agent.result import EXCLUSION_ERRORS, SAMPLE_FIELDS, SampleResult
 from oracleproto.dataset.models import PromptTemplates, Question
 from oracleproto.errors import StoreError
-from oracleproto.store.codec import SqlValue, decode_sample, encode_sample
+from oracleproto.safe_text import storable
+from oracleproto.sqlite_text import damaged_cell_message, is_decode_error, undecodable_cells
+from oracleproto.store.codec import (
+    JSON_CELLS,
+    SqlValue,
+    decode_sample,
+    encode_options,
+    encode_sample,
+    storable_cells,
+)
 from oracleproto.store.naming import format_timestamp
 from oracleproto.store.run_meta import IDENTITY_FIELDS, RunMeta
 from oracleproto.store.schema import (
@@ -122,26 +131,35 @@ class ModelStore:
         with self._transaction():
             if existing is None:
                 cols = ", ".join(row)
-                self._conn.execute(
-                    f"INSERT INTO run_meta ({cols}) VALUES ({', '.join('?' * len(row))})", tuple(row.values())
+                snapshots = {i for i, name in enumerate(row) if name.endswith("_snapshot")}
+                _execute(
+                    self._conn,
+                    f"INSERT INTO run_meta ({cols}) VALUES ({', '.join('?' * len(row))})",
+                    tuple(row.values()),
+                    snapshots,
                 )
-            self._conn.executemany(
+            rows = [
+                (
+                    q.id,
+                    q.choice_type,
+                    q.question_type,
+                    q.event,
+                    encode_options(q.options),
+                    q.answer_text,
+                    q.end_time.isoformat(),
+                    stamp,
+                )
+                for q in questions
+            ]
+            sql = (
                 "INSERT OR IGNORE INTO questions (id, choice_type, question_type, event, options, answer, "
-                "end_time, imported_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        q.id,
-                        q.choice_type,
-                        q.question_type,
-                        q.event,
-                        json.dumps(list(q.options), ensure_ascii=False),
-                        q.answer_text,
-                        q.end_time.isoformat(),
-                        stamp,
-                    )
-                    for q in questions
-                ],
+                "end_time, imported_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
             )
+            try:
+                self._conn.executemany(sql, rows)
+            except UnicodeEncodeError:
+                # A text holds a lone surrogate: all rows again, storable (OR IGNORE skips those written).
+                self._conn.executemany(sql, [storable_cells(r) for r in rows])
             self._conn.executemany(
                 "INSERT OR IGNORE INTO prompt_templates (key, value, imported_at) VALUES (?, ?, ?)",
                 [(key, value, stamp) for key, value in templates.values],
@@ -154,7 +172,14 @@ class ModelStore:
         if not table_columns(self._conn, "run_meta"):
             return None
         cursor = self._conn.execute("SELECT * FROM run_meta")
-        rows = cursor.fetchall()
+        try:
+            rows = cursor.fetchall()
+        except sqlite3.OperationalError as exc:
+            if not is_decode_error(exc):
+                raise
+            raise StoreError(
+                _damaged(self._conn, "SELECT * FROM run_meta", (), f"{self.path}: run_meta")
+            ) from None
         if len(rows) > 1:
             raise StoreError(f"{self.path}: run_meta has {len(rows)} rows, expected one")
         if not rows:
@@ -200,6 +225,8 @@ class ModelStore:
         self._check_slot(question_id, sample_index)
         cols = sample_columns(sample_index)
         values = encode_sample(result)
+        # Stored as SQLite can hold it, so the next sample's prompt compares equal (see storable_cells).
+        user_prompt = None if user_prompt is None else storable(user_prompt)
         where = f"{self.path}: question {question_id!r} sample {sample_index}"
         with self._transaction():
             current = self._conn.execute(
@@ -216,10 +243,12 @@ class ModelStore:
                 if not overwrite and _is_done(created, error):
                     raise StoreError(f"{where}: slot is already done; pass overwrite=True to replace it")
                 assignments = ", ".join(f"{c} = ?" for c in cols)
-                self._conn.execute(
+                _execute(
+                    self._conn,
                     f"UPDATE run_results SET user_prompt = COALESCE(user_prompt, ?), {assignments} "
                     "WHERE question_id = ?",
                     (user_prompt, *values, question_id),
+                    {i + 1 for i in JSON_CELLS},
                 )
             if entry_keys is not None:
                 self._conn.execute(
@@ -240,8 +269,11 @@ class ModelStore:
         names = ", ".join(("question_id", "user_prompt", *cols))
         marks = ", ".join("?" * (2 + len(cols)))
         try:
-            self._conn.execute(
-                f"INSERT INTO run_results ({names}) VALUES ({marks})", (question_id, user_prompt, *values)
+            _execute(
+                self._conn,
+                f"INSERT INTO run_results ({names}) VALUES ({marks})",
+                (question_id, user_prompt, *values),
+                {i + 2 for i in JSON_CELLS},
             )
         except sqlite3.IntegrityError as exc:
             raise StoreError(
@@ -257,14 +289,19 @@ class ModelStore:
             fields = [f for f in SAMPLE_FIELDS if sample_column(sample_index, f) in existing]
             if not fields:
                 return None
-            row = self._conn.execute(
+            sql = (
                 f"SELECT {', '.join(sample_column(sample_index, f) for f in fields)} "
-                "FROM run_results WHERE question_id = ?",
-                (question_id,),
-            ).fetchone()
+                "FROM run_results WHERE question_id = ?"
+            )
+            where = f"{self.path}: question {question_id!r} sample {sample_index}"
+            try:
+                row = self._conn.execute(sql, (question_id,)).fetchone()
+            except sqlite3.OperationalError as exc:
+                if not is_decode_error(exc):
+                    raise
+                raise StoreError(_damaged(self._conn, sql, (question_id,), where)) from None
         if row is None:
             return None
-        where = f"{self.path}: question {question_id!r} sample {sample_index}"
         return decode_sample(dict(zip(fields, row, strict=True)), where)
 
     def read_user_prompt(self, question_id: str) -> str | None:
@@ -351,6 +388,28 @@ class ModelStore:
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         self.close()
+
+
+def _damaged(conn: sqlite3.Connection, sql: str, params: Sequence[SqlValue], where: str) -> str:
+    """The message for the first cell of ``sql``'s result that is not UTF-8 (``sqlite_text``)."""
+    cells = undecodable_cells(conn, sql, params)
+    if not cells:
+        return f"{where}: a TEXT cell is not UTF-8; the database is damaged: restore it from a backup"
+    _, column, offset = cells[0]
+    return damaged_cell_message(where, column, offset)
+
+
+def _execute(
+    conn: sqlite3.Connection, sql: str, params: Sequence[SqlValue], json_at: set[int]
+) -> sqlite3.Cursor:
+    """``conn.execute``; a row holding lone surrogates (which UTF-8 cannot bind) is made storable.
+
+    The bind fails before SQLite runs the statement, so the retry is the only write.
+    """
+    try:
+        return conn.execute(sql, params)
+    except UnicodeEncodeError:
+        return conn.execute(sql, storable_cells(params, json_at))
 
 
 def _is_done(created_at: SqlValue, error: SqlValue) -> bool:

@@ -12,6 +12,7 @@ import httpx
 from oracleproto.context import current_call_context, current_logical_call
 from oracleproto.errors import ReplayMissError
 from oracleproto.hashing import LONG_STRING, canonical_json, canonical_json_long_text
+from oracleproto.safe_text import escape_surrogates
 from oracleproto.transport.diff import nearest
 from oracleproto.transport.entry import Entry
 from oracleproto.transport.keys import (
@@ -127,11 +128,19 @@ class PreparedRequest:
         encode = canonical_json_long_text if _mostly_long_strings(body) else canonical_json
         self.body_json = encode(projection["body"])
         self.meta = {k: v for k, v in projection.items() if k != "body"}
+        try:
+            body_utf8 = self.body_json.encode("utf-8")
+        except UnicodeEncodeError:
+            # A lone surrogate (a page's or a model's \ud800, sent escaped) parses back raw, which
+            # UTF-8 cannot encode: the canonical text carries it escaped (issue 28). Only such
+            # requests pay for this; every other one keeps its text and key.
+            self.body_json = escape_surrogates(self.body_json)
+            body_utf8 = self.body_json.encode("utf-8")
         # ``body`` sorts before every other projection field (``keys.projection_json``), so the
         # projection's canonical JSON is these three parts.
         parts = (
             b'{"body":',
-            self.body_json.encode("utf-8"),
+            body_utf8,
             b"," + canonical_json(self.meta)[1:].encode("utf-8"),
         )
         if self.ctx is None:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from oracleproto.hashing import canonical_json
+from oracleproto.safe_text import escape_surrogates
 from oracleproto.transport.keys import Channel, canonical_request, entry_key_from_json, projection_json
 
 #: Distinct shared requests kept (about the size of the body each: its canonical text).
@@ -57,8 +58,14 @@ def shared_key(channel: Channel, method: str, url: str, body: bytes) -> SharedKe
     """Key a request that carries no sample context and no occurrence (not memoised)."""
     projection = canonical_request(channel, method, url, body)
     text, body_json = projection_json(projection)
+    try:
+        key = entry_key_from_json(text, None, None)
+    except UnicodeEncodeError:
+        # A lone surrogate, raw in the parsed body: carried escaped (as in ``prepared.py``).
+        text, body_json = escape_surrogates(text), escape_surrogates(body_json)
+        key = entry_key_from_json(text, None, None)
     meta = {k: v for k, v in projection.items() if k != "body"}
-    return SharedKey(meta, body_json, entry_key_from_json(text, None, None))
+    return SharedKey(meta, body_json, key)
 
 
 class SharedKeyMemo:

@@ -6,7 +6,6 @@ changed dataset, template, manifest value or run_meta cell shows up with the lin
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -25,6 +24,7 @@ from oracleproto.store import (
     parse_timestamp,
     parse_virtual_slug,
 )
+from oracleproto.store.codec import encode_options
 from oracleproto.verify.findings import Check, failed, passed
 
 QuestionRow = tuple[str, str, str, str, str, str]
@@ -202,7 +202,7 @@ def check_dataset(dataset: Path, manifest: Manifest, dbs: dict[str, Path]) -> li
             q.choice_type,
             q.question_type,
             q.event,
-            json.dumps(list(q.options), ensure_ascii=False),
+            encode_options(q.options),
             q.answer_text,
             q.end_time.isoformat(),
         )

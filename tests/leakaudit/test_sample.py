@@ -58,12 +58,12 @@ def test_same_run_and_seed_give_byte_identical_files(sim_run: Path, tmp_path: Pa
 
 def test_one_item_per_test_item_drawn_from_its_own_candidates(sim_run: Path) -> None:
     counts = all_candidates(sim_run)
-    items, meta = sample_audit(RunDir.open(sim_run), SampleOptions(seed=3))
+    items, meta, _ = sample_audit(RunDir.open(sim_run), SampleOptions(seed=3))
     with_candidates = {slot for slot, n in counts.items() if n}
     assert {(i.model, i.question_id, i.sample) for i in items} == with_candidates
     assert meta["counts"]["candidates"] == sum(counts.values())
     assert meta["counts"]["test_items"] == len(counts)
-    items2, _ = sample_audit(RunDir.open(sim_run), SampleOptions(seed=3, per_item=3))
+    items2, _, _ = sample_audit(RunDir.open(sim_run), SampleOptions(seed=3, per_item=3))
     per_slot = Counter((i.model, i.question_id, i.sample) for i in items2)
     assert all(per_slot[s] == min(3, counts[s]) for s in with_candidates)
 
