@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import replace
 from pathlib import Path
@@ -10,6 +9,7 @@ from typing import Any
 
 import click
 
+from oracleproto import safe_text
 from oracleproto.cli.experiment import profile_option
 from oracleproto.dataset.demo import demo_db_path
 from oracleproto.dataset.loader import load_questions, load_templates
@@ -236,14 +236,16 @@ def render_command(
         document = render_document(db, questions, templates, chosen, profile)
     except OracleprotoError as exc:
         raise RenderInputError(str(exc)) from exc
+    # A question's text may hold a lone surrogate (a JSON escape in the source DB), which no terminal
+    # encoding can write: JSON keeps it as its escape, plain text shows U+FFFD.
     if as_json:
-        click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+        click.echo(safe_text.dumps(document, indent=2))
         return
     for entry in document["prompts"]:
         header = (
             f"=== {entry['id']} · {entry['question_type']}/{entry['choice_type']} · {entry['end_time']} ==="
         )
-        click.echo(f"{header}\n{entry['user_prompt']}\n")
+        click.echo(safe_text.storable(f"{header}\n{entry['user_prompt']}\n"))
     fingerprints = ", ".join(f"{k}={v}" for k, v in document["protocols"].items() if k.endswith("_hash"))
     click.echo(
         f"{document['count']} prompt(s); prompt_templates_hash={document['prompt_templates_hash']}; "

@@ -9,10 +9,11 @@ sampling) stay in the run configuration. Objects whose key order reaches the wir
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from oracleproto.safe_text import escape_surrogates
 
 InjectionPolicy = Literal["earlier", "oracleproto"]
 RequestSharing = Literal["none", "identical_search_and_detector"]
@@ -20,13 +21,6 @@ EchoMode = Literal["declared_order", "provider_order"]
 AbsentField = Literal["omit", "null"]
 MissingWhen = Literal["absent_or_null", "absent_null_or_empty"]
 ToolNameFormat = Literal["as_sent", "python_repr"]
-
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _escape_surrogate(match: re.Match[str]) -> str:
-    return f"\\u{ord(match.group(0)):04x}"
-
 
 @dataclass(frozen=True)
 class JsonStyle:
@@ -48,9 +42,7 @@ class JsonStyle:
             separators=(self.item_separator, self.key_separator),
             allow_nan=False,
         )
-        if not self.ensure_ascii and _SURROGATE.search(text):
-            text = _SURROGATE.sub(_escape_surrogate, text)
-        return text
+        return text if self.ensure_ascii else escape_surrogates(text)
 
     def encode(self, value: Any) -> bytes:
         """The UTF-8 bytes of :meth:`dumps`."""

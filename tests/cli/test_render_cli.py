@@ -192,3 +192,19 @@ def test_invalid_react_env_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
     assert code == 2
     assert out == ""
     assert "invalid ReAct settings" in err
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_an_option_label_with_a_lone_surrogate_renders(tmp_path: Path, as_json: bool) -> None:
+    """A JSON escape in the source DB can carry a lone surrogate, which no terminal can write."""
+    db = tmp_path / "hostile.db"
+    db.write_bytes(demo_db_path().read_bytes())
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE questions SET options = ? WHERE id = 'demo-09'", ('["A\\ud800", "B", "C", "D"]',))
+    code, out, err = _run(str(db), "--id", "demo-09", *(["--json"] if as_json else []))
+    assert code == 0, err
+    if as_json:
+        prompt = json.loads(out)["prompts"][0]["user_prompt"]
+        assert "\nA. A\ud800\n" in prompt
+    else:
+        assert "\nA. A\ufffd\n" in out
