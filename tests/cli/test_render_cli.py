@@ -200,7 +200,9 @@ def test_an_option_label_with_a_lone_surrogate_renders(tmp_path: Path, as_json: 
     db = tmp_path / "hostile.db"
     db.write_bytes(demo_db_path().read_bytes())
     with sqlite3.connect(db) as conn:
-        conn.execute("UPDATE questions SET options = ? WHERE id = 'demo-09'", ('["A\\ud800", "B", "C", "D"]',))
+        conn.execute(
+            "UPDATE questions SET options = ? WHERE id = 'demo-09'", ('["A\\ud800", "B", "C", "D"]',)
+        )
     code, out, err = _run(str(db), "--id", "demo-09", *(["--json"] if as_json else []))
     assert code == 0, err
     if as_json:
