@@ -9,7 +9,7 @@ from typing import Any
 from oracleproto.audit.classify import MARKER_FIELDS, EntryChange
 from oracleproto.audit.mask import parse_body
 from oracleproto.transport.entry import Entry, is_carried_copy
-from oracleproto.usage_cost import provider_cost_usd
+from oracleproto.usage_cost import provider_cost_usd, token_count
 
 
 def _doc(entry: Entry) -> dict[str, Any]:
@@ -111,8 +111,9 @@ def _totals(entries: list[Entry]) -> dict[str, Any]:
     out: dict[str, Any] = {"calls": len(entries), "prompt_tokens": 0, "completion_tokens": 0, "cost": None}
     for e in entries:
         usage = _usage(e)
-        out["prompt_tokens"] += int(usage.get("prompt_tokens") or 0)
-        out["completion_tokens"] += int(usage.get("completion_tokens") or 0)
+        # Bounded like the providers read them: NaN or 10^30 in a recorded reply adds nothing.
+        out["prompt_tokens"] += token_count(usage.get("prompt_tokens"), "prompt_tokens") or 0
+        out["completion_tokens"] += token_count(usage.get("completion_tokens"), "completion_tokens") or 0
         reported = provider_cost_usd(usage)
         if reported is not None:
             out["cost"] = (out["cost"] or 0.0) + reported

@@ -21,14 +21,20 @@ EXIT_INTERRUPTED = 130
 EXIT_INTERNAL = 70
 #: SIGTERM stopped a run or refresh (docker stop, a cancelled CI job, a scheduler); it is resumable.
 EXIT_TERMINATED = 143
+#: A recording finished but more of its samples ended in a call error than ``--allow-errors``
+#: allows (default none): the run is complete on disk, and ``--run-id`` redoes exactly those samples.
+EXIT_SAMPLE_ERRORS = 6
 
 
 def stopped_exit_status(exc: RunStoppedError) -> int:
     """The exit status of a run stopped resumably: 5 at --max-cost, 4 when a provider is unavailable,
-    else 3."""
+    2 for a model slug the provider does not serve (a configuration error), else 3."""
     # Imported here: every command imports this module at start-up, few ever stop at a cap.
+    from oracleproto.providers.model_not_found import ModelNotFoundError
     from oracleproto.runner.spend_cap import SpendCapError
 
     if isinstance(exc, SpendCapError):
         return EXIT_SPEND_CAP
+    if isinstance(exc, ModelNotFoundError):
+        return EXIT_INVALID
     return EXIT_UNAVAILABLE if isinstance(exc, ProviderUnavailableError) else EXIT_AUTH

@@ -10,6 +10,7 @@ import click
 
 from oracleproto.analysis.prices import PriceTable, load_prices
 from oracleproto.cli.experiment import experiment_options, load_experiment
+from oracleproto.errors import ConfigError
 from oracleproto.runner.spend_calibration import Calibration, load_calibration
 from oracleproto.runner.spend_plan import Bound, SpendPlan, build_spend_plan
 from oracleproto.settings import Settings
@@ -195,6 +196,12 @@ calibrate_option = click.option(
 @prices_option
 @calibrate_option
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
+@click.option(
+    "--check-models",
+    is_flag=True,
+    help="Also ask each endpoint for its model list (GET {base}/models: the only network call plan "
+    "makes) and check every configured slug against it; exit 2 if one is not listed.",
+)
 def plan_command(
     *,
     dataset: str | None,
@@ -206,8 +213,12 @@ def plan_command(
     prices_path: Path | None,
     calibrate: str | None,
     as_json: bool,
+    check_models: bool,
 ) -> None:
-    """Show what a run would ask and may cost (same as `run --dry-run`); no network, no files written."""
+    """Show what a run would ask and may cost (same as `run --dry-run`); no network, no files written.
+
+    With --check-models, one request per endpoint asks for its model list.
+    """
     from oracleproto.cli.run import resolve_dataset
 
     experiment = load_experiment(env_file, config_path, models_option, limit, profile_path)
@@ -218,3 +229,24 @@ def plan_command(
         as_json=as_json,
         calibrate=calibrate,
     )
+    if check_models:
+        show_model_check(experiment.settings)
+
+
+def show_model_check(settings: Settings) -> None:
+    """``plan --check-models``: each configured slug against its endpoint's list (stderr, so
+    ``--json`` stays one object); a slug no list holds exits 2."""
+    import asyncio
+
+    from oracleproto.providers.model_check import check_models
+    from oracleproto.redact import redact_urls_in_text
+
+    check = asyncio.run(check_models(settings))
+    if not check.endpoints:
+        raise ConfigError("--check-models: no model to check (set LLM_BASE_URL and MODELS)")
+    click.echo("model check (GET {base}/models; the only network call plan makes):", err=True)
+    for line in check.lines():
+        click.echo(redact_urls_in_text(line), err=True)
+    error = check.error()
+    if error is not None:
+        raise error

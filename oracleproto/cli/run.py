@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import secrets
 import shutil
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -17,15 +20,17 @@ from oracleproto.analysis.tables import render_markdown
 from oracleproto.analysis.writer import PlotDrawer, draw_here
 from oracleproto.audit import RefreshOptions, parse_selector
 from oracleproto.cli.audit import refresh_target, run_refresh, select_option
-from oracleproto.cli.exits import EXIT_FAILED, stopped_exit_status
+from oracleproto.cli.exits import EXIT_FAILED, EXIT_SAMPLE_ERRORS, stopped_exit_status
 from oracleproto.cli.experiment import experiment_options, load_experiment
 from oracleproto.cli.plan import calibrate_option, plan_prices, prices_option, show_plan
 from oracleproto.cli.stop import EXIT_STATUS, StoppedBySignalError, report_stopped, run_stoppable
 from oracleproto.clock import SystemClock
 from oracleproto.dataset.demo import demo_db_path
-from oracleproto.errors import RunStoppedError, StoreError
+from oracleproto.errors import ConfigError, RunStoppedError, StoreError
 from oracleproto.oserrors import describe_os_error
+from oracleproto.providers.model_check import check_models
 from oracleproto.redact import redact_urls_in_text
+from oracleproto.runner.allow_errors import NO_ERRORS, AllowedErrors
 from oracleproto.runner.execute import RunOptions, RunSummary, execute_run
 from oracleproto.runner.replay import ReplayReport, replay_run
 from oracleproto.runner.spend_cap import SpendCap
@@ -46,12 +51,25 @@ def write_run_analysis(run: RunDir, settings: Settings, draw_plots: PlotDrawer =
     analysis_pass(run.root, settings.analysis, draw_plots)
 
 
-def execute_and_report(options: RunOptions, rand: RandomBits) -> None:
-    """Run ``options``; print the summary, the main tables and the run directory (exit 3 on 401)."""
+def execute_and_report(
+    options: RunOptions,
+    rand: RandomBits,
+    *,
+    allowed: AllowedErrors = NO_ERRORS,
+    command: str = "oracleproto run --record",
+) -> None:
+    """Run ``options``; print the summary, the main tables and the run directory.
+
+    Exits 3 on a rejected key or exhausted credit, 4 when a provider is unavailable, 2 for a model
+    slug it does not serve, 6 when more samples ended in a call error than ``allowed``. ``command``
+    is how the user resumes the run (shown with ``--run-id``).
+    """
     clock = SystemClock()
     if options.run_id is not None:
         # Before the settings are checked: a run being recorded now is why this cannot go on.
         RunDir.at(options.runs_root, options.run_id).refuse_if_being_written()
+    if options.mode == "record" and options.inner_transport is None:
+        preflight_models(options.settings)
     # Drawn here rather than in the runner so an interrupted run can be named in the message.
     run_id = options.run_id or new_run_id(clock, rand)
     try:
@@ -71,6 +89,82 @@ def execute_and_report(options: RunOptions, rand: RandomBits) -> None:
     if options.after is not None:
         _print_tables(summary.run)
     click.echo(str(summary.run.root))
+    if options.mode != "replay" and not report_errored(summary, allowed, f"{command} --run-id {run_id}"):
+        sys.exit(EXIT_SAMPLE_ERRORS)
+
+
+def preflight_models(settings: Settings) -> None:
+    """Before the first paid call: every configured slug against its endpoint's model list.
+
+    A slug no list holds is a ``ConfigError`` (exit 2) before anything is written; an endpoint that
+    cannot be checked gets a note and the run goes on.
+    """
+    try:
+        settings.validate_for_live()
+    except ConfigError:
+        return  # the run refuses these settings itself, in its own order (a live recorder first)
+    check = asyncio.run(check_models(settings))
+    for note in check.notes():
+        click.echo(redact_urls_in_text(note), err=True)
+    error = check.error()
+    if error is not None:
+        raise error
+
+
+def report_errored(summary: RunSummary, allowed: AllowedErrors, resume: str) -> bool:
+    """Name the samples that ended in a call error and how to retry them; False when more than
+    ``allowed`` did (the caller exits ``EXIT_SAMPLE_ERRORS``)."""
+    errored = len(summary.failures.errored_samples)
+    if not errored:
+        return True
+    click.echo(f"samples that ended in a call error ({errored}, by model and error):", err=True)
+    for line in summary.failures.errored_lines():
+        click.echo(line, err=True)
+    click.echo(
+        f"to retry them: `{resume}` (with the options this run was started with); the resume redoes "
+        "exactly these samples and keeps every other (a failed call is sent again; an HTTP 200 reply "
+        "that was unusable, `unknown`, is served from the cassette again)",
+        err=True,
+    )
+    admitted = summary.samples_admitted
+    if not allowed.exceeded(errored, admitted):
+        click.echo(
+            f"{errored} errored sample(s) of {admitted} admitted are within --allow-errors {allowed.text} "
+            f"(at most {allowed.limit(admitted)}): the run counts as finished",
+            err=True,
+        )
+        return True
+    click.echo(
+        f"error: run {summary.run.run_id}: {errored} of {admitted} admitted samples ended in a call error, "
+        f"more than --allow-errors {allowed.text} allows (at most {allowed.limit(admitted)}); the run is "
+        f"complete on disk; retry them as above, or pass --allow-errors N|FRACTION to accept a partial "
+        f"run (exit {EXIT_SAMPLE_ERRORS})",
+        err=True,
+    )
+    return False
+
+
+def allow_errors_option(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``--allow-errors N|FRACTION`` (run, sim run): errored samples a recording may keep and exit 0."""
+
+    def parse(ctx: click.Context, param: click.Parameter, value: str | None) -> AllowedErrors:
+        if value is None:
+            return NO_ERRORS
+        try:
+            return AllowedErrors.parse(value)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), ctx=ctx, param=param) from None
+
+    return click.option(
+        "--allow-errors",
+        "allowed",
+        default=None,
+        metavar="N|FRACTION",
+        callback=parse,
+        help="Samples that may end in a call error while the recording still exits 0: a number (3) or "
+        "a fraction of the run's admitted samples (0.05, 5%). Default 0: any errored sample makes the "
+        f"recording exit {EXIT_SAMPLE_ERRORS} (it is complete on disk; --run-id redoes those samples).",
+    )(function)
 
 
 def resolve_dataset(value: str | None, settings: Settings) -> Path:
@@ -155,6 +249,7 @@ def _print_tables(run: RunDir) -> None:
     help="Show the plan (admitted questions, calls, tokens, cost) and stop: no network, nothing written.",
 )
 @calibrate_option
+@allow_errors_option
 @click.option(
     "--max-cost",
     type=click.FloatRange(min=0.0, min_open=True),
@@ -182,6 +277,7 @@ def run_command(
     dry_run: bool,
     calibrate: str | None,
     max_cost: float | None,
+    allowed: AllowedErrors,
 ) -> None:
     """Run the forecasting benchmark (admission, ReAct loop, store, analysis)."""
     experiment = load_experiment(env_file, config_path, models_option, limit, profile_path)
@@ -228,7 +324,7 @@ def run_command(
         spend_cap=None if max_cost is None else spend_cap(max_cost, settings, prices_path),
         config_file=experiment.config.record() if experiment.config is not None else None,
     )
-    execute_and_report(options, secrets.SystemRandom())
+    execute_and_report(options, secrets.SystemRandom(), allowed=allowed)
 
 
 def spend_cap(max_cost: float, settings: Settings, prices_path: Path | None) -> SpendCap:
@@ -380,6 +476,15 @@ def _print_verdict(report: ReplayReport, *, kept: bool) -> None:
     matched = sum(c.ok for c in report.checks)
     verdict = "reproduced byte for byte" if report.ok else "did NOT reproduce"
     click.echo(f"replay of {report.original} {verdict} ({matched}/{len(report.checks)} checks match)")
+    errors = report.summary.errors
+    if errors:
+        # A replay reproduces the recording, call errors included: they are not a replay failure.
+        kinds = ", ".join(f"{kind} {count}" for kind, count in sorted(errors.items()))
+        click.echo(
+            f"note: {sum(errors.values())} sample(s) of this recording ended in a call error ({kinds}), "
+            "reproduced as recorded; to retry them, resume the recording live with --run-id "
+            f"{report.summary.run.run_id}"
+        )
     if kept:
         click.echo(f"replayed run: {report.replayed}")
     else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from dataclasses import replace
 from pathlib import Path
+from typing import cast
 
 import click
 
@@ -12,6 +13,7 @@ from oracleproto.audit import RefreshOptions, parse_selector
 from oracleproto.cli.audit import refresh_target, run_refresh, select_option
 from oracleproto.cli.experiment import profile_option, with_profile
 from oracleproto.cli.run import (
+    allow_errors_option,
     check_run_id,
     execute_and_report,
     resolve_dataset,
@@ -20,10 +22,11 @@ from oracleproto.cli.run import (
 )
 from oracleproto.clock import SystemClock
 from oracleproto.profile import load_profile
+from oracleproto.runner.allow_errors import AllowedErrors
 from oracleproto.runner.execute import RunOptions
 from oracleproto.settings import Settings
-from oracleproto.sim.faults import FaultConfig
-from oracleproto.sim.harness import SIM_LLM_KEY, SimRunSpec, simulated_settings
+from oracleproto.sim.faults import FaultConfig, OddUsage
+from oracleproto.sim.harness import SIM_DETECTOR_KEY, SIM_LLM_KEY, SimRunSpec, simulated_settings
 from oracleproto.sim.server import SimConfig, Simulator
 
 _RATE = click.FloatRange(0.0, 1.0)
@@ -70,6 +73,29 @@ def _revisions(values: tuple[str, ...]) -> dict[str, int]:
 @click.option("--fail-timeout", type=_RATE, default=0.0, show_default=True)
 @click.option("--revoke-llm-key", is_flag=True, help="Make the simulator reject the LLM key (401).")
 @click.option(
+    "--revoke-detector-key",
+    is_flag=True,
+    help="Give the leak detector a key of its own (LEAK_DETECTOR_API_KEY) and make the simulator reject it.",
+)
+@click.option(
+    "--odd-usage",
+    type=click.Choice(["huge", "nan", "infinity"]),
+    default=None,
+    help="Every chat answer reports impossible usage: 10^30 prompt tokens, or NaN / Infinity.",
+)
+@click.option(
+    "--gzip-bomb-mib",
+    type=click.IntRange(0, 1024),
+    default=0,
+    help="Send every answer gzip-compressed with this many MiB of padding (64: ~64 KB on the wire).",
+)
+@click.option(
+    "--drip-s",
+    type=click.FloatRange(0.0),
+    default=0.0,
+    help="Send every answer's body one byte every S seconds.",
+)
+@click.option(
     "--llm-credit",
     type=click.IntRange(0),
     default=None,
@@ -91,6 +117,7 @@ def _revisions(values: tuple[str, ...]) -> dict[str, int]:
     help="Stop resumably (exit 5) once this session's reported or priced spend reaches USD.",
 )
 @profile_option
+@allow_errors_option
 @click.option("--no-report", is_flag=True)
 @click.option("--no-progress", is_flag=True)
 @click.option(
@@ -116,6 +143,11 @@ def sim_run(
     fail_429: float,
     fail_timeout: float,
     revoke_llm_key: bool,
+    revoke_detector_key: bool,
+    odd_usage: str | None,
+    gzip_bomb_mib: int,
+    drip_s: float,
+    allowed: AllowedErrors,
     llm_credit: int | None,
     search_credit: int | None,
     no_detector: bool,
@@ -130,20 +162,31 @@ def sim_run(
     """Start the simulator, record a run through the normal `run --record` path, print its directory."""
     if fail_5xx + fail_429 + fail_timeout > 1.0:
         raise click.UsageError("--fail-5xx + --fail-429 + --fail-timeout must not exceed 1")
+    revoked = {SIM_LLM_KEY} if revoke_llm_key else set()
+    if revoke_detector_key:
+        revoked.add(SIM_DETECTOR_KEY)
     faults = FaultConfig(
         latency_ms=latency_ms,
         fail_5xx=fail_5xx,
         fail_429=fail_429,
         fail_timeout=fail_timeout,
         retry_after_s=0,
-        revoked_keys=frozenset({SIM_LLM_KEY}) if revoke_llm_key else frozenset(),
+        revoked_keys=frozenset(revoked),
+        gzip_bomb_mib=gzip_bomb_mib,
+        drip_s=drip_s,
     )
     if select and refresh is None:
         raise click.UsageError("--select needs --refresh RUN")
-    spec = SimRunSpec(models=n_models, samples=samples, runs_root=runs_root, detector=not no_detector)
+    spec = SimRunSpec(
+        models=n_models,
+        samples=samples,
+        runs_root=runs_root,
+        detector=not no_detector,
+        detector_key=SIM_DETECTOR_KEY if revoke_detector_key else None,
+    )
     config = SimConfig(
         seed=seed,
-        chat=replace(faults, quota_after=llm_credit),
+        chat=replace(faults, quota_after=llm_credit, odd_usage=cast(OddUsage | None, odd_usage)),
         search=replace(faults, quota_after=search_credit),
         revisions=_revisions(revise),
     )
@@ -172,4 +215,4 @@ def sim_run(
             after=None if no_report else write_run_analysis,
             spend_cap=None if max_cost is None else spend_cap(max_cost, settings, None),
         )
-        execute_and_report(options, random.Random(seed))
+        execute_and_report(options, random.Random(seed), allowed=allowed, command="oracleproto sim run")

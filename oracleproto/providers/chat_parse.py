@@ -6,7 +6,8 @@ Gemini's compatibility endpoint returns empty tool-call ids, Cloudflare returns 
 as a JSON object and omits ``usage``, OpenRouter reports upstream failures as an ``error``
 object inside a 200 body, Mistral's Magistral returns ``content`` as text and thinking blocks
 (split by ``content_blocks``: thinking becomes ``ChatResponse.reasoning``). All of these parse
-here; anything else is a ``MalformedBodyError``.
+here; anything else is a ``MalformedBodyError`` — including a ``usage`` number out of range
+(``usage_cost``: 10^30 tokens is a provider defect, not a count the store could hold).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from oracleproto.hashing import canonical_json, sha256_16
 from oracleproto.providers.classify import classify_error_object
 from oracleproto.providers.content_blocks import split_content
 from oracleproto.providers.types import ChatResponse, Message, ToolCall, Usage
-from oracleproto.usage_cost import cached_prompt_tokens, provider_cost_usd
+from oracleproto.usage_cost import UsageOutOfRangeError, cached_prompt_tokens, provider_cost_usd, token_count
 
 
 class MalformedBodyError(ValueError):
@@ -30,9 +31,11 @@ class MalformedBodyError(ValueError):
 class ErrorInBodyError(Exception):
     """A 200 body that carries an ``error`` object instead of choices."""
 
-    def __init__(self, kind: ErrorKind, detail: str) -> None:
+    def __init__(self, kind: ErrorKind, detail: str, error: Any = None) -> None:
         self.kind = kind
         self.detail = detail
+        #: The error object as sent (a ``model_not_found`` code stops the run, see ``llm``).
+        self.error = error
         super().__init__(f"{kind.value}: {detail}")
 
 
@@ -44,16 +47,11 @@ def load_json_body(raw: bytes | str) -> Any:
     except json.JSONDecodeError as exc:
         preview = text.strip()[:120]
         raise MalformedBodyError(f"response body is not JSON ({exc.msg}): {preview!r}") from exc
-
-
-def _optional_int(value: Any) -> int | None:
-    if isinstance(value, bool) or value is None:
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return None
+    except (ValueError, RecursionError) as exc:
+        # An integer of more than 4,300 digits (Python's conversion limit) or nesting deeper than
+        # the interpreter's stack: the body is JSON no usable reply looks like.
+        what = "nested too deeply" if isinstance(exc, RecursionError) else str(exc).split(";")[0]
+        raise MalformedBodyError(f"response body is not usable JSON ({what})") from None
 
 
 def _optional_str(value: Any) -> str | None:
@@ -61,27 +59,39 @@ def _optional_str(value: Any) -> str | None:
 
 
 def parse_usage(usage: Any) -> Usage:
-    """Token usage: reasoning and cached tokens from the details, the provider-reported cost."""
+    """Token usage: reasoning and cached tokens from the details, the provider-reported cost.
+
+    A number out of range (``usage_cost``) raises ``MalformedBodyError``: the reply is a defect.
+    """
     if not isinstance(usage, dict):
         return Usage()
     details = usage.get("completion_tokens_details")
-    reasoning = _optional_int(details.get("reasoning_tokens")) if isinstance(details, dict) else None
-    return Usage(
-        prompt_tokens=_optional_int(usage.get("prompt_tokens")),
-        completion_tokens=_optional_int(usage.get("completion_tokens")),
-        reasoning_tokens=reasoning,
-        cost_usd=provider_cost_usd(usage),
-        cached_tokens=cached_prompt_tokens(usage),
-    )
+    reasoning_field = "completion_tokens_details.reasoning_tokens"
+    try:
+        reasoning = (
+            token_count(details.get("reasoning_tokens"), reasoning_field, strict=True)
+            if isinstance(details, dict)
+            else None
+        )
+        return Usage(
+            prompt_tokens=token_count(usage.get("prompt_tokens"), "prompt_tokens", strict=True),
+            completion_tokens=token_count(usage.get("completion_tokens"), "completion_tokens", strict=True),
+            reasoning_tokens=reasoning,
+            cost_usd=provider_cost_usd(usage, strict=True),
+            cached_tokens=cached_prompt_tokens(usage, strict=True),
+        )
+    except UsageOutOfRangeError as exc:
+        raise MalformedBodyError(f"the reply's {exc}: a provider defect") from None
 
 
 def body_usage(raw: bytes | str) -> Usage | None:
-    """The ``usage`` of any reply body (an error reply too); ``None`` when it reports none."""
+    """The ``usage`` of any reply body (an error reply too); ``None`` when it reports none (or a
+    defective one: the reply already failed, its billing cannot be read)."""
     try:
         body = load_json_body(raw)
+        usage = parse_usage(body.get("usage")) if isinstance(body, dict) else Usage()
     except MalformedBodyError:
         return None
-    usage = parse_usage(body.get("usage")) if isinstance(body, dict) else Usage()
     return usage if usage.reported else None
 
 
@@ -129,7 +139,7 @@ def parse_chat_completion(raw: bytes | str, *, latency_ms: int, received_at: dat
     error = body.get("error")
     if error and not choices:
         detail = error.get("message") if isinstance(error, dict) else error
-        raise ErrorInBodyError(classify_error_object(error), str(detail))
+        raise ErrorInBodyError(classify_error_object(error), str(detail), error)
     base_resp = body.get("base_resp")
     if not choices and isinstance(base_resp, dict) and base_resp.get("status_code") not in (None, 0, "0"):
         # MiniMax's native envelope: HTTP 200 with base_resp {status_code, status_msg} (1008 = balance).

@@ -8,6 +8,12 @@ content_policy, checked before the generic 400 → bad_request; anything else �
 Our extension (docs/design.md, "Quota"): before any of the 4xx rows, HTTP 402, Tavily's 432/433
 and a 4xx (other than 401) whose body says the credit, balance or plan limit is exhausted →
 ``quota``. Those never clear within a run, so retrying them as rate limits only burns backoff.
+
+Two more readings (issue 28): a reply the transport refused (its decoded body over the limit, or
+undecodable: ``transport.live_body``) is a provider defect, ``unknown``, not a network failure; and
+:func:`is_model_not_found` recognises a provider saying the requested model does not exist, which
+the channels turn into a configuration error that stops the run (its Table 14 kind stays ``unknown``,
+which is what a replay of an earlier recording of such a reply writes).
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from typing import Any
 import httpx
 
 from oracleproto.errors import CallFailedError, ErrorKind
+from oracleproto.transport.live_body import REFUSED_REPLY
 
 #: The paper's content-policy needles plus close variants seen on real providers
 #: (Azure's ``ResponsibleAIPolicyViolation``, OpenAI/OpenRouter ``moderation``). Matching is
@@ -196,8 +203,91 @@ def classify_error_object(error: Any) -> ErrorKind:
     return ErrorKind.CONTENT_POLICY if mentions_policy(text) else ErrorKind.UNKNOWN
 
 
+def is_refused_reply(exc: BaseException) -> bool:
+    """True for a reply the transport refused to record (decoded body too large, or undecodable)."""
+    return isinstance(exc, httpx.RemoteProtocolError) and str(exc).startswith(REFUSED_REPLY)
+
+
+#: Error codes of "no such model" (OpenAI, Groq: ``model_not_found``; Together: ``model_not_available``).
+MODEL_NOT_FOUND_CODES = frozenset({"model_not_found", "model_not_available", "modelnotfound"})
+#: Phrases of a 404 that, next to the word "model", mean the model does not exist (OpenAI, vLLM
+#: "does not exist", Ollama "not found", Together "unable to access", Anthropic "not_found_error").
+_MISSING_MODEL_404 = (
+    "does not exist",
+    "not exist",
+    "not found",
+    "not_found",
+    "notfound",
+    "unable to access",
+)
+#: Phrases of a 400 that say the model name is not one the provider knows (OpenRouter, DeepSeek, Mistral).
+_MISSING_MODEL_400 = ("is not a valid model", "model not exist", "invalid model", "unknown model")
+
+
+def _error_code(text: str) -> str | None:
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        return None
+    error = data.get("error") if isinstance(data, Mapping) else None
+    code = error.get("code") if isinstance(error, Mapping) else None
+    return code.lower() if isinstance(code, str) else None
+
+
+def is_model_not_found(status: int, body: str | bytes | None) -> bool:
+    """True when an HTTP ``status`` and ``body`` say the requested model does not exist (for this key).
+
+    A 404 (or 400) that names the model: a ``model_not_found`` code, or "model" next to one of the
+    phrases providers use. A 404 that does not speak of a model (a wrong base URL, a proxy's page)
+    is not one: it stays ``unknown`` and the circuit breaker judges it.
+    """
+    if status not in (400, 404):
+        return False
+    text = _body_text(body)
+    if _error_code(text) in MODEL_NOT_FOUND_CODES:
+        return True
+    lowered = " ".join(text.lower().split())
+    if status == 404 and "no endpoints found for" in lowered:
+        return True  # OpenRouter: "No endpoints found for <slug>." (it does not say "model")
+    if "model" not in lowered:
+        return False
+    phrases = _MISSING_MODEL_404 if status == 404 else _MISSING_MODEL_400
+    return any(phrase in lowered for phrase in phrases)
+
+
+def is_model_not_found_object(error: Any) -> bool:
+    """True for an ``error`` object inside a 200 body that says the model does not exist."""
+    if not isinstance(error, Mapping):
+        return False
+    code = error.get("code")
+    if isinstance(code, str) and code.lower() in MODEL_NOT_FOUND_CODES:
+        return True
+    status = _numeric_code(code)
+    return status in (400, 404) and is_model_not_found(status, json.dumps(error, default=str))
+
+
+def provider_message(body: str | bytes | None, limit: int = 300) -> str:
+    """What a provider said in an error body: ``error.message`` (or ``message``/``detail``), else the text."""
+    text = _body_text(body)
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        data = None
+    if isinstance(data, Mapping):
+        error = data.get("error")
+        for source in (error, data):
+            if isinstance(source, Mapping):
+                for name in ("message", "detail"):
+                    value = source.get(name)
+                    if isinstance(value, str) and value.strip():
+                        return " ".join(value.split())[:limit]
+    return " ".join(text.split())[:limit]
+
+
 def classify_error(exc: BaseException) -> ErrorKind:
     """Classify a failure: httpx errors, ``HTTPStatusError`` with its response, timeouts, anything."""
+    if is_refused_reply(exc):
+        return ErrorKind.UNKNOWN
     if isinstance(exc, httpx.TransportError | asyncio.TimeoutError | TimeoutError):
         return ErrorKind.NETWORK
     if isinstance(exc, httpx.HTTPStatusError):

@@ -3,10 +3,12 @@
 The detector sees only six whitelisted fields of a result (title, url, published_date,
 content, raw_content, cutoff_date) — never what the main model is asked, its candidate
 choices, the ground truth or any dialogue — so it is framed as a temporal auditor, not an
-oracle. Failures are fail-closed and never abort the run (Table 13): a misconfigured key
-yields ``failed:auth`` verdicts, not an ``AuthError``. Exhausted credit (``quota``, our
-extension) is the exception: it raises ``QuotaError`` and stops the run resumably, because it
-would otherwise fail-close every remaining result of the run (docs/design.md, "Quota").
+oracle. Failures are fail-closed and do not abort the run (Table 13), with three exceptions
+that would otherwise fail-close every remaining result of the run: exhausted credit (``quota``,
+our extension) raises ``QuotaError``; a rejected key (401/403) raises ``AuthError`` and a slug the
+provider does not serve raises ``ModelNotFoundError`` (issue 28: a revoked detector key used to
+give a "finished" run with every search result dropped). The last two only live: a replayed one
+keeps the ``failed:auth`` / ``failed:unknown`` verdict it was recorded with.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import httpx
 
 from oracleproto.clock import Clock
 from oracleproto.context import logical_call
-from oracleproto.errors import ConfigError, ErrorKind, QuotaError
+from oracleproto.errors import AuthError, ConfigError, ErrorKind, QuotaError
 from oracleproto.profile.builtin import builtin_profile
 from oracleproto.profile.model import HarnessProfile
 from oracleproto.providers.backoff import backoff_cursor
@@ -30,14 +32,24 @@ from oracleproto.providers.chat_parse import (
     ErrorInBodyError,
     MalformedBodyError,
     body_usage,
+    load_json_body,
     parse_chat_completion,
 )
-from oracleproto.providers.classify import classify_error, classify_status
+from oracleproto.providers.classify import (
+    classify_error,
+    classify_status,
+    is_model_not_found,
+    is_model_not_found_object,
+    provider_message,
+)
 from oracleproto.providers.detector_template import DetectorTemplate
-from oracleproto.providers.endpoint import endpoint_url
+from oracleproto.providers.endpoint import endpoint_url, message_secrets
+from oracleproto.providers.llm import scrub_secret
+from oracleproto.providers.model_not_found import model_not_found
 from oracleproto.providers.monitor import CallFailure, CallMonitor, NullMonitor, check_wait
 from oracleproto.providers.timing import backoff_delay, call_timing
 from oracleproto.providers.types import SearchResult, Usage
+from oracleproto.redact import redact_url
 from oracleproto.settings import DetectorSettings, LLMSettings
 from oracleproto.transport.extensions import served_from_cassette
 
@@ -107,6 +119,14 @@ def parse_verdict(text: str) -> tuple[str, str] | None:
     return None
 
 
+def _error_object_says_model_not_found(content: bytes) -> bool:
+    try:
+        body = load_json_body(content)
+    except MalformedBodyError:
+        return False
+    return isinstance(body, dict) and is_model_not_found_object(body.get("error"))
+
+
 @dataclass(frozen=True)
 class Verdict:
     """The detector's judgement of one result: ``keep``, ``drop`` or ``failed:<kind>``."""
@@ -160,8 +180,10 @@ class LeakDetector:
         # Parsed once, on the first request (see ``OpenAIChatClient._request_url``).
         self._parsed_url: httpx.URL | None = None
         self._headers = {"Content-Type": "application/json"}
-        if secret is not None and secret.get_secret_value():
-            self._headers["Authorization"] = f"Bearer {secret.get_secret_value()}"
+        #: The key, to scrub from provider messages (a 401 body may echo it).
+        self._secret = secret.get_secret_value() if secret is not None else None
+        if self._secret:
+            self._headers["Authorization"] = f"Bearer {self._secret}"
         #: Outcomes of replies already read, by (body, latency) (see ``_read``).
         self._replies: dict[tuple[bytes, int], tuple[str, Verdict | None, bool]] = {}
         #: Rendered prompts by (result, cutoff) (see ``build_body``).
@@ -202,7 +224,8 @@ class LeakDetector:
         return self._profile.request_json.detector.encode(body)
 
     async def judge(self, result: SearchResult, cutoff: date) -> Verdict:
-        """The verdict on one result; failures become ``failed:<kind>``, never exceptions."""
+        """The verdict on one result; failures become ``failed:<kind>``, except the run stoppers
+        (exhausted credit, and live: a rejected key, an unknown slug), which raise."""
         # The channel's concurrency cap is held by the transport, only while a request is on the wire.
         return await self._judge(self.build_body(result, cutoff))
 
@@ -253,6 +276,8 @@ class LeakDetector:
                         retryable = status_kind is ErrorKind.SERVER_5XX
                 if kind == ErrorKind.QUOTA.value:
                     self._raise_quota(response)
+                if response is not None and not replayed:
+                    self._raise_if_misconfigured(response, kind)
                 # A replayed outcome is already final: the recording holds its retries.
                 retryable = retryable and not replayed
                 if not retryable or attempt >= self._settings.retry_max:
@@ -289,6 +314,30 @@ class LeakDetector:
             remedy="top up the credit of the account behind LEAK_DETECTOR_API_KEY "
             "(or LLM_API_KEY when the detector shares it), or raise its spending limit",
         )
+
+    def _raise_if_misconfigured(self, response: httpx.Response, kind: str) -> None:
+        """A live rejected key (``AuthError``) or unknown slug (``ModelNotFoundError``) stops the run."""
+        status = response.status_code
+        said = scrub_secret(provider_message(response.content), self._secret, message_secrets(self._url))
+        if kind == ErrorKind.AUTH.value:
+            raise AuthError(
+                f"leak detector {self._model} at {redact_url(self._url)}: HTTP {status}: {said}",
+                status_code=status,
+                channel="detector",
+                remedy="fix LEAK_DETECTOR_API_KEY (or LLM_API_KEY, which the detector uses when "
+                "LEAK_DETECTOR_API_KEY is unset)",
+            )
+        if kind != ErrorKind.UNKNOWN.value:
+            return
+        missing = (
+            is_model_not_found(status, response.content)
+            if status != 200
+            else _error_object_says_model_not_found(response.content)
+        )
+        if missing:
+            answered = status if status != 200 else None
+            url = self._url
+            raise model_not_found(self._model, channel="detector", url=url, said=said, status_code=answered)
 
     def _read(self, response: httpx.Response, started: float) -> tuple[str, Verdict | None, bool]:
         """(failure kind, verdict, retryable) of a 200 reply."""

@@ -28,9 +28,16 @@ from oracleproto.providers.chat_parse import (
     body_usage,
     parse_chat_completion,
 )
-from oracleproto.providers.classify import classify_error, classify_status
+from oracleproto.providers.classify import (
+    classify_error,
+    classify_status,
+    is_model_not_found,
+    is_model_not_found_object,
+    provider_message,
+)
 from oracleproto.providers.endpoint import endpoint_url, message_secrets
 from oracleproto.providers.llm_body import build_chat_body, derive_seed, is_reasoning_slug
+from oracleproto.providers.model_not_found import ModelNotFoundError, model_not_found
 from oracleproto.providers.monitor import CallFailure, CallMonitor, NullMonitor, check_wait
 from oracleproto.providers.timing import backoff_delay, call_timing, rate_limit_wait
 from oracleproto.providers.types import ChatResponse, Message, ToolSchema
@@ -148,7 +155,11 @@ class OpenAIChatClient:
             return backoff_delay(self._settings.backoff_server_5xx_s, index), "server_5xx backoff"
         return backoff_delay(self._settings.backoff_network_s, index), f"{kind.value} backoff"
 
-    async def _send(self, content: bytes, started: float) -> ChatResponse | _Failed:
+    def _model_not_found(self, model: str, said: str, status: int | None) -> ModelNotFoundError:
+        said = self._scrub(said)
+        return model_not_found(model, channel="llm", url=self._url, said=said, status_code=status)
+
+    async def _send(self, model: str, content: bytes, started: float) -> ChatResponse | _Failed:
         """One attempt: the parsed completion, or what went wrong."""
         try:
             # Bytes, not ``json=``: the profile decides separators and escaping, not httpx.
@@ -169,6 +180,9 @@ class OpenAIChatClient:
         replayed = served_from_cassette(response)
         latency, received = call_timing(self._clock, started, response=response)
         if response.status_code != 200:
+            if not replayed and is_model_not_found(response.status_code, response.content):
+                # Live only: a replayed one keeps the outcome it was recorded with (``unknown``).
+                raise self._model_not_found(model, provider_message(response.content), response.status_code)
             kind = classify_status(response.status_code, response.content)
             detail = f"HTTP {response.status_code}: {response.text[:300]}"
             return _Failed(
@@ -177,6 +191,8 @@ class OpenAIChatClient:
         try:
             chat = parse_chat_completion(response.content, latency_ms=latency, received_at=received)
         except ErrorInBodyError as exc:
+            if not replayed and is_model_not_found_object(exc.error):
+                raise self._model_not_found(model, " ".join(exc.detail.split())[:300], None) from None
             detail = f"error object in a 200 body: {exc.detail}"
             signature = f"error object {exc.kind.value}"
             return _Failed(exc.kind, detail, signature, replayed, response, latency, received)
@@ -203,7 +219,7 @@ class OpenAIChatClient:
             attempt = 0
             while True:
                 call.attempt = attempt
-                outcome = await self._send(content, started)
+                outcome = await self._send(model, content, started)
                 if isinstance(outcome, ChatResponse):
                     return outcome
                 kind, response = outcome.kind, outcome.response
@@ -227,7 +243,8 @@ class OpenAIChatClient:
                     detail = f"retries exhausted after {attempt + 1} attempts; last {detail}"
                 if final:
                     if not outcome.replayed:
-                        self._monitor.call_done("llm", CallFailure(kind, outcome.signature, self._url))
+                        failure = CallFailure(kind, outcome.signature, self._url, f"{model}: {detail}")
+                        self._monitor.call_done("llm", failure)
                     # The failure's recorded time travels with it: it stamps a sample that ends here.
                     # A final reply that reports usage was billed; only its body is recorded, so
                     # only its usage (not that of retried attempts) replays.

@@ -27,6 +27,8 @@ class CallFailure:
     signature: str
     #: The URL the call went to (only its host is shown).
     url: str
+    #: What went wrong, secrets scrubbed (the end-of-run summary shows it next to the errored samples).
+    detail: str = ""
 
 
 class CallMonitor(Protocol):
@@ -80,13 +82,18 @@ def check_wait(
     url: str,
     status_code: int | None = None,
 ) -> None:
-    """Report a wait, or raise ``ProviderUnavailableError`` when it exceeds the cap."""
+    """Report a wait, or raise ``ProviderUnavailableError`` when it exceeds the cap.
+
+    ``status_code``: the HTTP status of the reply that asked for the wait (named in the message).
+    """
     cap = monitor.retry_after_max_s
     if seconds > cap:
+        # The status tells the user which limit this is (a 429 rate limit, a 503 with Retry-After).
+        answered = f"answered HTTP {status_code} and " if status_code is not None else ""
         raise ProviderUnavailableError(
             ErrorKind.RATE_LIMIT,
-            f"{channel} ({model or 'no model'}) at {host_of(url)} asked to wait {seconds:.0f} s ({reason}), "
-            f"more than RETRY_AFTER_MAX_S={cap:g} s",
+            f"{channel} ({model or 'no model'}) at {host_of(url)} {answered}asked to wait {seconds:.0f} s "
+            f"({reason}), more than RETRY_AFTER_MAX_S={cap:g} s",
             status_code=status_code,
             channel=channel,
             remedy=f"rerun after about {seconds:.0f} s, or raise RETRY_AFTER_MAX_S to wait inside the run",

@@ -24,7 +24,7 @@ from oracleproto.errors import AuthError, ErrorKind, QuotaError
 from oracleproto.profile.builtin import builtin_profile
 from oracleproto.profile.model import HarnessProfile
 from oracleproto.providers.backoff import backoff_cursor
-from oracleproto.providers.classify import classify_status
+from oracleproto.providers.classify import classify_error, classify_status
 from oracleproto.providers.endpoint import endpoint_url, message_secrets
 from oracleproto.providers.keypool import KeyLease, TavilyKeyPool
 from oracleproto.providers.monitor import CallFailure, CallMonitor, NullMonitor, check_wait
@@ -180,7 +180,8 @@ class TavilySearch:
             # Anything else (a replay miss, a damaged cassette) is not a search outcome: it propagates.
             detail = f"{type(exc).__name__}: {exc}"
             return _Attempt(
-                ErrorKind.NETWORK,
+                # network, or unknown for a reply the transport refused (too large once decoded)
+                classify_error(exc),
                 detail,
                 replayed=served_from_cassette(exc=exc),
                 error=exc,
@@ -218,13 +219,15 @@ class TavilySearch:
                         return self._failed(query, end_date, ErrorKind.RATE_LIMIT, last, started)
                     cooldown_waits += 1
                     wait = self._pool.seconds_until_available()
+                    limited = last.response if last is not None else None
                     check_wait(
                         self._monitor,
                         wait,
                         channel="search",
                         model="tavily",
-                        reason="every Tavily key is cooling down after a 429",
+                        reason="every Tavily key is cooling down after a rate limit",
                         url=self._settings.base_url,
+                        status_code=limited.status_code if limited is not None else None,
                     )
                     await self._clock.sleep(wait)
                     continue

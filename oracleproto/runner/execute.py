@@ -224,6 +224,7 @@ async def _execute_locked(
     )
     stores: dict[str, ModelStore] = {}
     summary = RunSummary(run, plan.total_slots(), 0, 0)
+    summary.samples_admitted = sum(len(cell.admitted) for cell in plan.cells) * plan.sampling_n
     summary.failures = FailureTally(fail_action=settings.detector.fail_action)
     try:
         jobs, totals, done = prepare_stores(
@@ -285,7 +286,13 @@ async def _execute_locked(
     recorded_entries = None  # every entry can go before the analysis pass: memory stays one run's worth
     if options.after is not None:
         options.after(run, settings)
-    log.event("run_finished", slots_run=summary.slots_run, errors=summary.errors)
+    log.event(
+        "run_finished",
+        slots_run=summary.slots_run,
+        errors=summary.errors,
+        # Which samples a resume redoes: [model, question, sample, error] each.
+        errored_samples=[list(slot) for slot in sorted(summary.failures.errored_samples)],
+    )
     log.close()
     return summary
 
@@ -317,6 +324,8 @@ class _SampleWriter:
             question_id, sample, None if result.error else prompt, result, entry_keys=used
         )
         self.summary.slots_run += 1
+        if result.error:
+            self.summary.failures.errored(slug, question_id, sample, result.error)
         _account_sample(self.options, self.summary, self.progress, cell, result, retries=retries)
         self.log.event(
             "sample_done",

@@ -20,6 +20,11 @@ from oracleproto.context import current_call_context
 from oracleproto.transport import CassetteStore
 
 CHANNELS = ("llm", "search", "detector")
+#: Samples named per model and error in the end-of-run summary; the rest are counted (the run log's
+#: ``run_finished`` event lists them all).
+ERRORED_SHOWN = 12
+#: Characters of a failed call's message shown under its samples.
+DETAIL_SHOWN = 300
 
 
 @dataclass
@@ -70,6 +75,10 @@ class FailureTally:
         self._fail_action = fail_action
         self.models: dict[str, ModelFailures] = {}
         self._retried: dict[str, set[str]] = {}
+        #: (model, question id, sample, error) of every sample stored as a call error this session.
+        self.errored_samples: list[tuple[str, str, int, str]] = []
+        #: (model, kind) → what the last main-LLM call that failed so said (a sample's error is one).
+        self._details: dict[tuple[str, str], str] = {}
         self._lock = threading.Lock()
 
     def _model(self, slug: str) -> ModelFailures:
@@ -104,6 +113,37 @@ class FailureTally:
             for call in result.search_calls or ():
                 _count_search(failures, call, drop=self._fail_action == "drop")
         return failures
+
+    def errored(self, slug: str, question_id: str, sample: int, error: str) -> None:
+        """Name a sample stored as a call error (the summary says which samples to retry)."""
+        with self._lock:
+            self.errored_samples.append((slug, question_id, sample, error))
+
+    def failure_detail(self, channel: str, kind: str, detail: str) -> None:
+        """Keep what a failed main-LLM call said, for its sample's model (the summary shows it)."""
+        context = current_call_context()
+        if channel != "llm" or context is None or not detail:
+            return
+        with self._lock:
+            self._details[(context.model, kind)] = detail
+
+    def errored_lines(self) -> list[str]:
+        """Per model and error, the samples that ended in it (``question #sample``), sorted, and
+        what the last such call said."""
+        groups: dict[tuple[str, str], list[str]] = {}
+        for slug, question_id, sample, error in sorted(self.errored_samples):
+            groups.setdefault((slug, error), []).append(f"{question_id} #{sample}")
+        out = []
+        for (slug, error), slots in sorted(groups.items()):
+            shown = ", ".join(slots[:ERRORED_SHOWN])
+            more = f", … and {len(slots) - ERRORED_SHOWN} more" if len(slots) > ERRORED_SHOWN else ""
+            out.append(f"  {slug}: {error} ({len(slots)}): {shown}{more}")
+            detail = self._details.get((slug, error))
+            if detail:
+                said = " ".join(detail.split())
+                said = said if len(said) <= DETAIL_SHOWN else said[: DETAIL_SHOWN - 1] + "…"
+                out.append(f"    last: {said}")
+        return out
 
     def absorb_waits(self, models: Mapping[str, ModelFailures]) -> None:
         """Add the waits another process's monitor counted (a replay worker's share of the session)."""

@@ -80,6 +80,8 @@ class RunMonitor:
 
     def call_done(self, channel: str, failure: CallFailure | None) -> None:
         """Count a live call's outcome; raise when the channel's first calls all failed alike."""
+        if failure is not None and self.tally is not None:
+            self.tally.failure_detail(channel, failure.kind.value, failure.detail)
         if self._breaker_calls <= 0:
             return
         with self._lock:

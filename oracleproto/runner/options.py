@@ -72,6 +72,9 @@ class RunSummary:
     slots_done_before: int
     slots_run: int
     errors: dict[str, int] = field(default_factory=dict)
+    #: Samples the model is asked in the whole run (slots minus admission exclusions): what
+    #: ``--allow-errors FRACTION`` is a fraction of.
+    samples_admitted: int = 0
     #: Per channel, this session's requests and how they were served (``RecordReplay.session_stats``).
     traffic: dict[str, dict[str, int]] = field(default_factory=dict)
     #: Replay only: statistics of the replayed cassette set (the "what replay saves" line).

@@ -12,6 +12,7 @@ absence says which value produced the run (``IMPLIED_WHEN_ABSENT``: ``ANSWER_PAR
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -107,7 +108,13 @@ def _endpoint(url: Any) -> Any:
     """What the cassette keys see of a base URL: host (loopback ports dropped) and path."""
     if not isinstance(url, str) or not url:
         return url or None
+    # A snapshot stores userinfo as ``[REDACTED]@``, which urlsplit takes for a bracketed IPv6 host
+    # and refuses (a resume crashed); userinfo never changes the host or path, so it goes first.
+    url = _USERINFO.sub(r"\1", url)
     return normalise_host(url) + normalise_path(url)
+
+
+_USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#]*@")
 
 
 def _compared(snapshot: dict[str, Any], setting: Setting) -> Any:

@@ -1,16 +1,21 @@
-"""The message and log reason of a run stopped by a ``RunStoppedError`` (auth, quota, unavailable)."""
+"""The message and log reason of a run stopped by a ``RunStoppedError`` (auth, quota, unavailable,
+an unknown model slug)."""
 
 from __future__ import annotations
 
 from oracleproto.errors import AuthError, ProviderUnavailableError, QuotaError, RunStoppedError
+from oracleproto.providers.model_not_found import ModelNotFoundError
 from oracleproto.runner.spend_cap import SpendCapError
 from oracleproto.runner.stopping import resumable, resume_arguments
 
 
 def stop_reason(failure: RunStoppedError) -> str:
-    """The ``run_aborted`` reason: ``auth``, ``quota``, ``provider_unavailable`` or ``spend_cap``."""
+    """The ``run_aborted`` reason: ``auth``, ``quota``, ``provider_unavailable``, ``spend_cap`` or
+    ``model_not_found``."""
     if isinstance(failure, SpendCapError):
         return "spend_cap"
+    if isinstance(failure, ModelNotFoundError):
+        return "model_not_found"
     if isinstance(failure, ProviderUnavailableError):
         return "provider_unavailable"
     return failure.kind.value
@@ -30,6 +35,10 @@ def with_resume_hint(failure: RunStoppedError, what: str, resume: str) -> RunSto
         return SpendCapError(message, remedy=failure.remedy)
     if isinstance(failure, AuthError):
         return AuthError(message, status_code=status, channel=channel, remedy=failure.remedy)
+    if isinstance(failure, ModelNotFoundError):
+        return ModelNotFoundError(
+            message, model=failure.model, status_code=status, channel=channel, remedy=failure.remedy
+        )
     if isinstance(failure, QuotaError):
         return QuotaError(message, status_code=status, channel=channel, remedy=failure.remedy)
     if isinstance(failure, ProviderUnavailableError):

@@ -1,5 +1,7 @@
 """Fault injection: seeded, hash-based decisions on latency, 5xx, 429, timeouts, broken connections
-and broken bodies, and keys revoked from the start or mid-run.
+and broken bodies, and keys revoked from the start or mid-run. Odd replies (issue 28 §5) apply to
+every successful answer: usage no provider should report (10^30 tokens, NaN, Infinity), a gzip
+bomb (a few KB on the wire, many MiB decoded) and a body dripped one byte at a time.
 
 A decision depends on the server seed, the request's content hash and the attempt index of
 that content (how many times the same bytes arrived before). A retried request therefore
@@ -11,11 +13,14 @@ from __future__ import annotations
 
 import math
 import statistics
+import threading
+import zlib
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Literal
+from typing import Any, Literal
 
 from oracleproto.sim import rng
+from oracleproto.sim.loopback import LoopbackResponse
 
 
 class Fault(StrEnum):
@@ -29,6 +34,10 @@ class Fault(StrEnum):
     RESET_MID_BODY = "reset_mid_body"
     TRUNCATED = "truncated"
     MALFORMED = "malformed"
+
+
+#: Impossible usage a simulated chat answer may report (``FaultConfig.odd_usage``).
+OddUsage = Literal["huge", "nan", "infinity"]
 
 
 @dataclass(frozen=True)
@@ -77,6 +86,15 @@ class FaultConfig:
     """Echo the caller's credential, as careless providers and proxies do: whole and as a
     24-character prefix in response headers, prefix, suffix and middle in every JSON body, and
     the prefix in 401 messages (tests that no part of a key reaches disk or terminal)."""
+    odd_usage: OddUsage | None = None
+    """Every successful chat answer reports impossible usage: ``huge`` 10^30 prompt tokens,
+    ``nan`` / ``infinity`` JSON ``NaN`` / ``Infinity`` token counts and cost."""
+    gzip_bomb_mib: int = 0
+    """> 0: every successful answer is sent ``Content-Encoding: gzip``, its JSON preceded by this
+    many MiB of spaces (64 MiB is about 64 KB on the wire)."""
+    drip_s: float = 0.0
+    """> 0: every successful answer's body is sent one byte every ``drip_s`` seconds (a reply that
+    never trips a per-read timeout)."""
 
     def __post_init__(self) -> None:
         for name in _RATE_FIELDS:
@@ -93,6 +111,10 @@ class FaultConfig:
             raise ValueError("revoked_after must be >= 0")
         if self.quota_after is not None and self.quota_after < 0:
             raise ValueError("quota_after must be >= 0")
+        if self.gzip_bomb_mib < 0 or self.drip_s < 0:
+            raise ValueError("gzip_bomb_mib and drip_s must be >= 0")
+        if self.odd_usage not in (None, "huge", "nan", "infinity"):
+            raise ValueError(f"odd_usage must be huge, nan or infinity, got {self.odd_usage!r}")
 
 
 #: The rate knobs in the order a draw walks them: new kinds go last, so adding one never
@@ -166,3 +188,50 @@ class FaultInjector:
             hang = self.config.hang_s if self.config.timeout_mode == "hang" else 0.0
             return FaultDecision(fault, delay_s + hang, 0)
         return FaultDecision(fault, delay_s, 0 if fault is Fault.RESET else 200)
+
+
+#: The impossible usage numbers of ``FaultConfig.odd_usage``.
+_ODD_USAGE: dict[str, Any] = {"huge": 10**30, "nan": math.nan, "infinity": math.inf}
+
+
+def odd_usage(config: FaultConfig, payload: dict[str, Any]) -> dict[str, Any]:
+    """``payload`` (a chat completion) with the configured impossible usage, else unchanged."""
+    if config.odd_usage is None or not isinstance(payload.get("usage"), dict):
+        return payload
+    value = _ODD_USAGE[config.odd_usage]
+    usage = dict(payload["usage"])
+    usage["prompt_tokens"] = value
+    if config.odd_usage != "huge":
+        # Not a count at all: every number of the usage, the cost included.
+        usage.update(completion_tokens=value, total_tokens=value, cost=value)
+    return {**payload, "usage": usage}
+
+
+def odd_delivery(config: FaultConfig, response: LoopbackResponse) -> LoopbackResponse:
+    """A successful ``response`` as the configured gzip bomb and/or byte drip, else unchanged."""
+    if config.gzip_bomb_mib > 0:
+        response.body = _bomb(config.gzip_bomb_mib, response.body)
+        response.headers = {**response.headers, "Content-Encoding": "gzip"}
+    if config.drip_s > 0:
+        response.drip_s = config.drip_s
+    return response
+
+
+_PADDING: dict[int, tuple[bytes, Any]] = {}
+_PADDING_LOCK = threading.Lock()
+
+
+def _bomb(mib: int, body: bytes) -> bytes:
+    """gzip of ``mib`` MiB of spaces then ``body`` (still valid JSON: leading whitespace)."""
+    with _PADDING_LOCK:
+        found = _PADDING.get(mib)
+        if found is None:
+            # Compressed once per size; each answer continues from a copy of the compressor.
+            packer = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+            block = b" " * (1 << 20)
+            head = b"".join(packer.compress(block) for _ in range(mib))
+            found = _PADDING[mib] = (head, packer)
+        head, packer = found
+        tail = packer.copy()
+    return head + tail.compress(body) + tail.flush()
+

@@ -34,6 +34,9 @@ SIM_MODELS: tuple[tuple[str, str], ...] = (
 #: Fake credentials the simulator accepts (it answers 401 only for keys it is told are revoked).
 SIM_LLM_KEY = "sim-llm-key-0001"
 SIM_TAVILY_KEY = "sim-tavily-key-0001"
+#: A key of the detector's own (``LEAK_DETECTOR_API_KEY``), used only when a spec asks for one
+#: (``sim run --revoke-detector-key``): otherwise the detector shares the LLM key, as before.
+SIM_DETECTOR_KEY = "sim-detector-key-0001"
 #: The simulated Tavily bills like Tavily's pay-as-you-go plan, so simulated runs (the demo among
 #: them) price their searches in Table 3's "with tools" columns.
 SIM_TAVILY_USD_PER_CREDIT = 0.008
@@ -88,6 +91,8 @@ class SimRunSpec:
     training_cutoff: str | None = None
     #: ``CIRCUIT_BREAKER_CALLS``; a deliberate 100 % network-fault run sets 0 to store every failure.
     circuit_breaker_calls: int = 8
+    #: ``LEAK_DETECTOR_API_KEY`` (None: the detector uses the LLM key).
+    detector_key: str | None = None
 
 
 def sim_models(count: int) -> list[tuple[str, str]]:
@@ -149,6 +154,7 @@ def simulated_settings(sim: SimEndpoints, spec: SimRunSpec) -> Settings:
         {
             "enabled": spec.detector,
             "model": DETECTOR_SLUG,
+            **({"api_key": spec.detector_key} if spec.detector_key is not None else {}),
             "backoff_s": scaled(defaults_detector.backoff_s),
             "timeout_s": 10.0,
         }

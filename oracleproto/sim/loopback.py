@@ -37,7 +37,8 @@ class LoopbackResponse:
 
     ``drop_connection`` closes the socket without a response (a network failure).
     ``body_sent`` sends only that many body bytes (the headers still announce the full length),
-    then closes. ``reset`` makes either close a TCP RST instead of an orderly FIN.
+    then closes. ``reset`` makes either close a TCP RST instead of an orderly FIN. ``drip_s``
+    sends the body one byte every ``drip_s`` seconds (it stops when the client hangs up).
     """
 
     status: int = 200
@@ -47,6 +48,7 @@ class LoopbackResponse:
     drop_connection: bool = False
     body_sent: int | None = None
     reset: bool = False
+    drip_s: float = 0.0
 
 
 Handler = Callable[[LoopbackRequest], LoopbackResponse]
@@ -96,6 +98,12 @@ class _RequestHandler(BaseHTTPRequestHandler):
             # the next request of its conversation) before the observer has recorded it.
             observer(request, response.status, sent, response.body[: response.body_sent])
         self.end_headers()
+        if response.drip_s > 0:
+            for i in range(len(response.body)):
+                self.wfile.write(response.body[i : i + 1])
+                self.wfile.flush()
+                time.sleep(response.drip_s)
+            return
         if response.body_sent is None:
             self.wfile.write(response.body)
             return

@@ -20,7 +20,14 @@ from oracleproto.conformance.capture import CaptureWriter
 from oracleproto.hashing import redact_secret, sha256_hex
 from oracleproto.sim import chat_api, models_api, openai_wire, rng, search_api
 from oracleproto.sim.capture import capture_observer
-from oracleproto.sim.faults import Fault, FaultConfig, FaultDecision, FaultInjector
+from oracleproto.sim.faults import (
+    Fault,
+    FaultConfig,
+    FaultDecision,
+    FaultInjector,
+    odd_delivery,
+    odd_usage,
+)
 from oracleproto.sim.hostile import HostileText
 from oracleproto.sim.loopback import LoopbackRequest, LoopbackResponse, LoopbackServer
 from oracleproto.sim.personas import DETECTOR_SLUG
@@ -46,6 +53,8 @@ class SimConfig:
     """Model slug → revision: a non-zero revision stands for new weights behind the same slug.
     It is mixed into that model's randomness key and ``system_fingerprint``, so its answers
     drift while every other model answers exactly as before (refresh-audit tests, demo)."""
+    list_models: bool = True
+    """``False``: no ``GET /v1/models`` (404, as on endpoints that offer no model list)."""
     hostile: HostileText | None = None
     """Write hostile text (NUL, lone surrogates, line separators, bidi controls, invalid UTF-8…)
     into every successful answer (``sim/hostile.py``; the untrusted-text tests)."""
@@ -139,7 +148,7 @@ class SimHandler:
 
     def _models(self, request: LoopbackRequest, path: str) -> LoopbackResponse | None:
         """``GET /v1/models[/{id}]`` (keyed like chat: 401 without a bearer key); None for other paths."""
-        listed = models_api.models_response(path)
+        listed = models_api.models_response(path) if self.config.list_models else None
         if listed is not None and _bearer(request.headers) is None:
             return LoopbackResponse(status=401, body=openai_wire.missing_key_body())
         return listed
@@ -247,11 +256,12 @@ class SimHandler:
             )
         except chat_api.ChatRequestError as exc:
             return LoopbackResponse(status=exc.status, body=exc.body, delay_s=decision.delay_s)
+        payload = odd_usage(self.config.chat, payload)
         response = _json_response(200, payload, {"x-request-id": "req_" + content_hash[:32]})
         if self.config.hostile is not None:
             response.body = self.config.hostile.chat(request.body, payload)
         response.delay_s = decision.delay_s
-        return response
+        return odd_delivery(self.config.chat, response)
 
     def _search(self, request: LoopbackRequest) -> LoopbackResponse:
         try:
@@ -292,7 +302,7 @@ class SimHandler:
         if self.config.hostile is not None:
             response.body = self.config.hostile.search(request.body, payload)
         response.delay_s = decision.delay_s
-        return response
+        return odd_delivery(self.config.search, response)
 
 
 def _broken_body(decision: FaultDecision, service: str, model: str) -> LoopbackResponse:

@@ -43,6 +43,7 @@ from oracleproto.transport.keys import (
     checked_channel,
     shared_channels,
 )
+from oracleproto.transport.live_body import read_live_async, read_live_sync
 from oracleproto.transport.outcome import (
     EXCEPTION_STATUS,
     TIMESTAMP_FORMAT,
@@ -497,11 +498,8 @@ class RecordReplay:
     ) -> httpx.Response:
         started = self.clock.monotonic()
         try:
-            response = await inner.handle_async_request(request)
-            try:
-                body = await response.aread()
-            finally:
-                await response.aclose()
+            # The decoded body is capped and the attempt has one deadline (``live_body``).
+            response, body = await read_live_async(inner, request)
         except httpx.TransportError as exc:
             raise self._store_exception(prep, request, started, exc) from None
         return self._store_response(prep, request, started, response, body)
@@ -548,11 +546,7 @@ class RecordReplay:
             self._inner_sync = self._owned_sync = httpx.HTTPTransport()
         started = self.clock.monotonic()
         try:
-            response = self._inner_sync.handle_request(request)
-            try:
-                body = response.read()
-            finally:
-                response.close()
+            response, body = read_live_sync(self._inner_sync, request)
         except httpx.TransportError as exc:
             raise self._store_exception(prep, request, started, exc) from None
         return self._store_response(prep, request, started, response, body)

@@ -12,7 +12,7 @@ from typing import Any
 from oracleproto.transport.entry import Entry
 from oracleproto.transport.layout import all_cassette_files
 from oracleproto.transport.store import CassetteStore
-from oracleproto.usage_cost import provider_cost_usd
+from oracleproto.usage_cost import provider_cost_usd, token_count
 
 
 @dataclass
@@ -84,7 +84,7 @@ def _usage(body: bytes) -> dict[str, Any]:
     for chunk in candidates:
         try:
             doc = json.loads(chunk)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON, a 5,000-digit number, nesting too deep
             continue
         if isinstance(doc, dict) and isinstance(doc.get("usage"), dict):
             usage: dict[str, Any] = doc["usage"]
@@ -144,8 +144,9 @@ EntryTally = tuple[str, int, int, int, float | None, bool]
 def entry_tally(e: Entry) -> EntryTally:
     """What ``e`` adds to :func:`channel_stats`."""
     usage = _usage(e.body)
-    prompt = int(usage.get("prompt_tokens") or 0)
-    completion = int(usage.get("completion_tokens") or 0)
+    # Bounded like the providers read them (``usage_cost``): NaN, Infinity or 10^30 counts nothing.
+    prompt = token_count(usage.get("prompt_tokens"), "prompt_tokens") or 0
+    completion = token_count(usage.get("completion_tokens"), "completion_tokens") or 0
     return e.channel, e.requests, prompt, completion, provider_cost_usd(usage), e.occurrence is not None
 
 

@@ -152,11 +152,20 @@ def test_no_planted_secret_reaches_disk_or_terminal(
         )
         common = ("--runs-root", str(runs), "--env-file", str(env_file), "--no-progress")
         code = _cli(capsys, monkeypatch, leaks, "run", "--record", "--run-id", RUN_ID, *common)
-        assert code == 0, leaks.last_err
-        served = sim.handler.served()
         # The detector's URL carries userinfo, which httpx sends as Basic auth instead of the
-        # detector key: the simulator answers 401 (counted before serving) and the filter fails closed.
+        # detector key: the simulator answers 401, which stops the run (exit 3, issue 28 §5; it
+        # used to fail every verdict closed). Its message shows the URL with both parts redacted.
+        assert code == 3, leaks.last_err
+        assert "leak detector sim/detector at http://[REDACTED]@" in leaks.last_err
+        assert "token=[REDACTED]" in leaks.last_err
+        served = sim.handler.served()
         assert served.get("chat", 0) > 0 and served.get("search", 0) > 0
+        # Resumed with the userinfo gone (the query token stays planted): the run finishes.
+        monkeypatch.setenv(
+            "LEAK_DETECTOR_BASE_URL", f"{sim.llm_base_url}?token={DETECTOR_QUERY_TOKEN}"
+        )
+        code = _cli(capsys, monkeypatch, leaks, "run", "--record", "--run-id", RUN_ID, *common)
+        assert code == 0, leaks.last_err
 
         # A URL with userinfo for the main LLM: httpx turns it into Basic auth, the simulator
         # answers 401 (echoing that credential) and the run aborts with exit 3.
@@ -189,7 +198,12 @@ def test_no_planted_secret_reaches_disk_or_terminal(
 
     leaks.add_tree(tmp_path, skip={env_file})
     cassette = (run_dir / "cassettes" / "detector.yaml").read_text(encoding="utf-8")
-    assert "uri: http://[REDACTED]@" in cassette and "token=[REDACTED]" in cassette
+    assert "token=[REDACTED]" in cassette
+    # The userinfo of a base URL is redacted in the cassettes: the main LLM's 401 of run 5ec8.
+    llm_entries = "".join(
+        p.read_text(encoding="utf-8") for p in (runs / "20260103-040506-5ec8" / "cassettes").rglob("*.yaml")
+    )
+    assert "uri: http://[REDACTED]@" in llm_entries
     assert "[REDACTED]" in (run_dir / "cassettes" / "search.yaml").read_text(encoding="utf-8")
     n_files = sum(1 for name in leaks.places if not name.startswith(("stdout", "stderr")))
     print(f"planted secrets: {len(leaks.secrets)}; places scanned: {len(leaks.places)} ({n_files} files)")

@@ -9,6 +9,7 @@ from datetime import date
 from pathlib import Path
 
 import httpx
+import pytest
 from pydantic import SecretStr
 from pytest_socket import disable_socket, enable_socket, socket_allow_hosts
 
@@ -50,7 +51,9 @@ async def exercise(cassettes: Path, mode: str, base: str | None) -> tuple[list[C
         {"base_url": (base or "http://127.0.0.1:9") + "/v1", "send_seed": True, "models": ["sim/careful"]}
     )
     search = SearchSettings.from_values({"base_url": base or "http://127.0.0.1:9"})
-    detector = DetectorSettings.from_values({"model": "sim/detector"})
+    # The detector needs a key too: without one every verdict was failed:auth (a rejected key now
+    # stops the run instead).
+    detector = DetectorSettings.from_values({"model": "sim/detector", "api_key": "sim-llm-key-0001"})
     async with RecordReplay(cassettes, clock=clock, mode=mode) as cache:  # type: ignore[arg-type]
         llm_http = httpx.AsyncClient(transport=cache.transport("llm"))
         search_http = httpx.AsyncClient(transport=cache.transport("search"))
@@ -84,6 +87,7 @@ async def test_three_channels_record_then_replay_offline(tmp_path: Path) -> None
         recorded, recorded_search = await exercise(tmp_path, "record", sim.base_url)
     assert len({r.response_id for r in recorded}) == 3, "three samples must not collapse into one entry"
     assert recorded_search.audit is not None and recorded_search.audit.n_results_raw > 0
+    assert not any(v.startswith("failed:") for v in recorded_search.audit.detector_verdicts)
     with sockets_blocked():
         replayed, replayed_search = await exercise(tmp_path, "replay", None)
     assert [comparable(r) for r in replayed] == [comparable(r) for r in recorded]
@@ -157,12 +161,17 @@ def _never_used(key: str) -> bool:
 async def test_recorded_detector_auth_failure_is_resent_only_when_no_finished_sample_used_it(
     tmp_path: Path,
 ) -> None:
+    from oracleproto.errors import AuthError
     from oracleproto.sim import FaultConfig, SimConfig
 
     revoked = FaultConfig(revoked_keys=frozenset({"revoked-key-0001"}))
     fixed = "sim-llm-key-0001"
     with Simulator(SimConfig(chat=revoked)) as sim:
-        assert await _judge_once(tmp_path, "record", sim.base_url, "revoked-key-0001") == "failed:auth"
+        # Live, a rejected detector key stops the run (issue 28); the 401 stays in the cassette.
+        with pytest.raises(AuthError, match="leak detector sim/detector"):
+            await _judge_once(tmp_path, "record", sim.base_url, "revoked-key-0001")
+        # Served again (a recording made before that rule: a finished sample used it), the entry
+        # keeps the verdict it was recorded with.
         # A finished sample used it: the shared entry must stay as it was.
         used = await _judge_once(tmp_path, "record", sim.base_url, fixed, used_by_done=lambda key: True)
         assert used == "failed:auth"
@@ -176,6 +185,7 @@ async def test_recorded_detector_auth_failure_is_resent_only_when_no_finished_sa
         assert unselected == "failed:auth"
         # No finished sample used it (the run aborted on the LLM's 401): the resume calls live.
         fresh = tmp_path / "fresh"
-        assert await _judge_once(fresh, "record", sim.base_url, "revoked-key-0001") == "failed:auth"
+        with pytest.raises(AuthError):
+            await _judge_once(fresh, "record", sim.base_url, "revoked-key-0001")
         resent = await _judge_once(fresh, "record", sim.base_url, fixed, used_by_done=_never_used)
     assert resent in ("keep", "drop")

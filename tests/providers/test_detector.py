@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from oracleproto import parse_verdict
 from oracleproto.clock import FakeClock
 from oracleproto.context import current_logical_call
-from oracleproto.errors import BrowsingBarrierError, ConfigError
+from oracleproto.errors import AuthError, BrowsingBarrierError, ConfigError
 from oracleproto.hashing import sha256_16
 from oracleproto.providers.barrier import assert_detector_safe
 from oracleproto.providers.detector import (
@@ -221,7 +221,7 @@ def test_detector_barrier_rejects_tool_fields(field: str) -> None:
 
 @pytest.mark.parametrize(
     ("status", "kind"),
-    [(401, "auth"), (403, "auth"), (400, "bad_request"), (404, "unknown"), (429, "rate_limit")],
+    [(400, "bad_request"), (404, "unknown"), (429, "rate_limit")],
 )
 async def test_4xx_fails_at_once(http: httpx.AsyncClient, status: int, kind: str) -> None:
     clock = FakeClock()
@@ -264,10 +264,29 @@ async def test_timeout_is_a_retried_network_failure(http: httpx.AsyncClient) -> 
 
 async def test_error_object_with_a_4xx_code_is_not_retried(http: httpx.AsyncClient) -> None:
     clock = FakeClock()
-    script = Script(json_response({"error": {"code": 401, "message": "bad key"}}))
+    script = Script(json_response({"error": {"code": 400, "message": "bad field"}}))
     with LoopbackServer(script) as server:
         verdict = await make(http, server, clock).judge(RESULT, CUTOFF)
-    assert verdict.label == "failed:auth" and clock.sleeps == []
+    assert verdict.label == "failed:bad_request" and clock.sleeps == [] and len(script.requests) == 1
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        json_response({"error": {"message": "Incorrect API key provided: sk-…"}}, status=401),
+        json_response({"error": {"message": "Forbidden"}}, status=403),
+        json_response({"error": {"code": 401, "message": "bad key"}}),
+    ],
+)
+async def test_a_rejected_key_stops_the_run_at_once(http: httpx.AsyncClient, reply: LoopbackResponse) -> None:
+    # Issue 28: a revoked detector key fail-closed every result of a "finished" run; now it is an
+    # AuthError (exit 3, resumable) on the first reply, with no retry and no wait.
+    clock = FakeClock()
+    script = Script(reply)
+    with LoopbackServer(script) as server, pytest.raises(AuthError) as info:
+        await make(http, server, clock).judge(RESULT, CUTOFF)
+    assert info.value.channel == "detector" and "LEAK_DETECTOR_API_KEY" in info.value.remedy
+    assert "leak detector" in str(info.value) and len(script.requests) == 1 and clock.sleeps == []
 
 
 async def test_recovery_within_the_budget_in_one_logical_call() -> None:

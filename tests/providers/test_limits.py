@@ -196,7 +196,8 @@ async def test_a_cooldown_above_the_cap_stops(http: httpx.AsyncClient) -> None:
     )
     with LoopbackServer(script) as server:
         tool = search(http, server, [KEY_A], clock)
-        with pytest.raises(ProviderUnavailableError, match="asked to wait 900 s"):
+        # The message names the reply's status (issue 28 §2: "asked to wait" alone hid the 429).
+        with pytest.raises(ProviderUnavailableError, match="answered HTTP 429 and asked to wait 900 s"):
             await tool.search("q", CUTOFF, 5)
         await tool.aclose()
     assert clock.sleeps == []

@@ -283,7 +283,9 @@ async def test_auth_raises_at_once_without_leaking_the_key(http: httpx.AsyncClie
     [
         (400, {"error": {"code": "content_filter", "message": "filtered"}}, ErrorKind.CONTENT_POLICY),
         (400, {"error": {"code": "unsupported_value"}}, ErrorKind.BAD_REQUEST),
-        (404, {"error": {"code": "model_not_found"}}, ErrorKind.UNKNOWN),
+        # A 404 that does not speak of a model (a wrong path): Table 14's "anything else". A
+        # model_not_found 404 stops the run instead (test_model_not_found.py).
+        (404, {"error": {"message": "Not Found"}}, ErrorKind.UNKNOWN),
     ],
 )
 async def test_terminal_kinds_are_not_retried(
