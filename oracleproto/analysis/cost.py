@@ -9,12 +9,14 @@ only some do (``mixed``); and not at all without a price (``n/a``). Searches cos
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from oracleproto.analysis.billing import ChannelBilling, ModelBilling, Tokens
+from oracleproto.analysis.exact import numpy_reductions
 from oracleproto.analysis.prices import PriceTable, TokenPrice, load_prices
 from oracleproto.analysis.trials import TrialTable
 
@@ -115,7 +117,11 @@ class CostSummary:
     def total_cost_usd(self) -> float | None:
         """Model + search + detector; None when any part that was used has no price."""
         parts = (self.model_cost_usd, self.search_usd, self.detector.usd)
-        return None if any(p is None for p in parts) else sum(p for p in parts if p is not None)
+        if any(p is None for p in parts):
+            return None
+        known = [p for p in parts if p is not None]
+        # The builtin sum of floats rounds differently from Python 3.12 on; fsum is exactly rounded.
+        return sum(known) if numpy_reductions() else math.fsum(known)
 
 
 def model_cost(billing: ModelBilling, real_slug: str, prices: PriceTable | None) -> CostSummary:

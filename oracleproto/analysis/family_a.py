@@ -6,11 +6,13 @@ A metric that is undefined on its input returns ``None``, never 0 (App. B.7).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from fractions import Fraction
 
 import numpy as np
 import numpy.typing as npt
 
+from oracleproto.analysis import exact
 from oracleproto.analysis.conventions import Convention, composite_weights
 from oracleproto.analysis.trials import (
     BUCKETS,
@@ -33,8 +35,30 @@ def ratio(num: float, den: float) -> float | None:
 
 
 def masked_mean(values: npt.ArrayLike, mask: npt.ArrayLike) -> float | None:
-    """Mean of ``values`` where ``mask``; None when nothing is selected."""
-    return ratio(float(np.sum(np.where(mask, values, 0.0))), float(np.sum(mask)))
+    """Mean of ``values`` where ``mask`` (an exactly rounded sum over the count); None when empty."""
+    return ratio(exact.total(np.where(mask, values, 0.0)), float(np.sum(mask)))
+
+
+def weighted_mean(parts: Sequence[tuple[float, int]]) -> float | None:
+    """Σ v·w / Σ w over (value, integer weight) pairs; None when the weights sum to 0."""
+    weight = sum(w for _, w in parts)
+    if not weight:
+        return None
+    if exact.numpy_reductions():
+        return sum(v * w for v, w in parts) / weight
+    # math.fsum: the builtin sum of floats rounds differently from Python 3.12 on.
+    return math.fsum(v * w for v, w in parts) / weight
+
+
+def fraction_mean(a: IntArray, d: IntArray, den: npt.ArrayLike) -> Fraction | None:
+    """Exactly Σ a/d over Σ den (integer arrays, d ≥ 1); None when Σ den is 0."""
+    weight = int(np.sum(den))
+    return exact.fraction_sum(a, d) / weight if weight > 0 else None
+
+
+def as_float(value: Fraction | None) -> float | None:
+    """An exact value rounded once to a float (None stays None)."""
+    return None if value is None else float(value)
 
 
 # ---------------------------------------------------------------- accuracy
@@ -47,8 +71,37 @@ def per_question_exam(t: TrialTable) -> tuple[FloatArray, BoolArray]:
     return np.where(cnt > 0, total / np.maximum(cnt, 1), 0.0), np.asarray(cnt > 0)
 
 
+def exam_parts(t: TrialTable) -> tuple[IntArray, IntArray, BoolArray]:
+    """Per question, the exam mean as integers a/d (Σ tp of exact counted trials over m·count), and
+    whether it is defined (≥ 1 counted trial)."""
+    cnt = t.counted.sum(axis=1)
+    ok = t.counted & t.parsed & (t.fp == 0)
+    a = np.where(ok, t.tp, 0).sum(axis=1).astype(np.int64)
+    d = (np.maximum(t.m, 1) * np.maximum(cnt, 1)).astype(np.int64)
+    return a, d, np.asarray(cnt > 0)
+
+
+def bucket_members(bucket: IntArray, name: str) -> BoolArray:
+    """Questions of the bucket ``name`` (``mc`` pools MC-single and MC-multi)."""
+    if name == "mc":
+        return np.asarray((bucket == MC_SINGLE) | (bucket == MC_MULTI))
+    return np.asarray(bucket == BUCKETS.index(name))
+
+
+def bucket_exam_exact(t: TrialTable) -> dict[str, Fraction | None]:
+    """Per-bucket exam means (the four buckets and the pooled ``mc``), exactly."""
+    a, d, defined = exam_parts(t)
+    out = {}
+    for name in (*BUCKETS, "mc"):
+        rows = defined & bucket_members(t.bucket, name)
+        out[name] = fraction_mean(a[rows], d[rows], rows[rows])
+    return out
+
+
 def bucket_exam(t: TrialTable) -> dict[str, float | None]:
     """Per-bucket exam means (yes_no, binary, mc_single, mc_multi) plus the pooled ``mc`` bucket."""
+    if not exact.numpy_reductions():
+        return {name: as_float(v) for name, v in bucket_exam_exact(t).items()}
     value, defined = per_question_exam(t)
     out = {name: masked_mean(value, defined & (t.bucket == b)) for b, name in enumerate(BUCKETS)}
     out["mc"] = masked_mean(value, defined & ((t.bucket == MC_SINGLE) | (t.bucket == MC_MULTI)))
@@ -56,12 +109,20 @@ def bucket_exam(t: TrialTable) -> dict[str, float | None]:
 
 
 def composite_accuracy(buckets: Mapping[str, float | None], convention: Convention) -> float | None:
-    """Eq. (composite-acc): weighted mean over buckets with a value, weights renormalised."""
+    """Eq. (composite-acc): weighted mean over buckets with a value, weights renormalised.
+
+    Exactly, from the bucket means as given (each exactly rounded by :func:`bucket_exam`, so anyone
+    can recompute it from the published ``exam_avg``) and the weights as the decimals they are
+    written as, then rounded once; in floating point before exact reductions.
+    """
     weights = composite_weights(convention)
     valid = {b: w for b, w in weights.items() if buckets.get(b) is not None}
     if not valid:
         return None
-    return sum(w * float(buckets[b] or 0.0) for b, w in valid.items()) / sum(valid.values())
+    if exact.numpy_reductions():
+        return sum(w * float(buckets[b] or 0.0) for b, w in valid.items()) / sum(valid.values())
+    total = sum((exact.decimal(w) * Fraction(buckets[b] or 0.0) for b, w in valid.items()), Fraction(0))
+    return float(total / sum(exact.decimal(w) for w in valid.values()))
 
 
 def per_question_pass(t: TrialTable, convention: Convention) -> tuple[FloatArray, FloatArray]:
@@ -75,8 +136,26 @@ def per_question_pass(t: TrialTable, convention: Convention) -> tuple[FloatArray
     return (t.correct & res).sum(axis=1).astype(np.float64), res.sum(axis=1).astype(np.float64)
 
 
+def pass_parts(t: TrialTable, convention: Convention) -> tuple[IntArray, IntArray, IntArray]:
+    """:func:`per_question_pass` as integers: the numerator a/d and the denominator per question."""
+    if convention is Convention.PAPER:
+        cnt = t.counted.sum(axis=1)
+        hits = (t.correct & t.counted).sum(axis=1)
+        return hits.astype(np.int64), np.maximum(cnt, 1).astype(np.int64), (cnt > 0).astype(np.int64)
+    res = t.parsed & t.eligible
+    ones = np.ones(t.n_questions, dtype=np.int64)
+    return (t.correct & res).sum(axis=1).astype(np.int64), ones, res.sum(axis=1).astype(np.int64)
+
+
+def pass_exact(t: TrialTable, convention: Convention) -> Fraction | None:
+    """pass@1_avg under ``convention``, exactly."""
+    return fraction_mean(*pass_parts(t, convention))
+
+
 def pass_at_1(t: TrialTable, convention: Convention) -> float | None:
     """pass@1_avg under ``convention`` (Eq. pass1, or pooled over resolvable trials)."""
+    if not exact.numpy_reductions():
+        return as_float(pass_exact(t, convention))
     num, den = per_question_pass(t, convention)
     return ratio(float(num.sum()), float(den.sum()))
 
@@ -124,7 +203,7 @@ def cohen_kappa(t: TrialTable, convention: Convention) -> float | None:
     if n_trials == 0:
         return None
     p_o = float((t.correct & trials).sum()) / n_trials
-    p_e = float((trials * chance_rate(t)[:, None]).sum()) / n_trials
+    p_e = exact.total(trials * chance_rate(t)[:, None]) / n_trials
     return None if abs(1.0 - p_e) < _EPS else (p_o - p_e) / (1.0 - p_e)
 
 
@@ -143,8 +222,8 @@ def _fleiss_categorical(codes: IntArray, voters: BoolArray) -> tuple[float | Non
     counts = vote_counts(codes, voters)
     p_i = (counts.sum(axis=1) - n_i)[items] / (n_i * (n_i - 1))[items]
     _, tally = np.unique(codes[items][voters[items]], return_counts=True)
-    p_e = float(((tally / tally.sum()) ** 2).sum())
-    p_bar = float(p_i.mean())
+    p_e = exact.total((tally / tally.sum()) ** 2)
+    p_bar = exact.mean(p_i)
     if abs(1.0 - p_e) < _EPS:
         return None, int(items.sum())
     return (p_bar - p_e) / (1.0 - p_e), int(items.sum())
@@ -171,9 +250,8 @@ def fleiss_kappa(t: TrialTable, convention: Convention) -> float | None:
             if value is not None:
                 letter_kappas.append(value)
     if letter_kappas:
-        parts.append((float(np.mean(letter_kappas)), int(multi_rows.sum())))
-    total = sum(w for _, w in parts)
-    return sum(v * w for v, w in parts) / total if total else None
+        parts.append((exact.mean(letter_kappas), int(multi_rows.sum())))
+    return weighted_mean(parts)
 
 
 def _fleiss_reference(t: TrialTable) -> float | None:
@@ -189,8 +267,7 @@ def _fleiss_reference(t: TrialTable) -> float | None:
         value, n_items = _fleiss_categorical(codes, voters)
         # The earlier code scores a stratum with p_e ≈ 1 (everyone votes one letter) as 1.0.
         weighted.append((1.0 if value is None else value, n_items))
-    n_single = sum(w for _, w in weighted)
-    single_k = sum(v * w for v, w in weighted) / n_single if n_single else None
+    single_k = weighted_mean(weighted)
     rows = t.multi & (t.parsed.sum(axis=1) >= 2)
     multi_k: float | None = None
     if rows.any():
@@ -200,11 +277,9 @@ def _fleiss_reference(t: TrialTable) -> float | None:
         unanimous = (yes == 0) | (yes == n_eff[:, None])
         per_label = np.where(unanimous, 1.0, -1.0 / (n_eff[:, None] - 1))
         per_q = np.where(valid, per_label, 0.0).sum(axis=1) / valid.sum(axis=1)
-        multi_k = float(per_q.mean())
+        multi_k = exact.mean(per_q)
     pools = [(single_k, int(single.sum())), (multi_k, int(t.multi.sum()))]
-    present = [(v, w) for v, w in pools if v is not None and w > 0]
-    total = sum(w for _, w in present)
-    return sum(float(v) * w for v, w in present) / total if total else None
+    return weighted_mean([(float(v), w) for v, w in pools if v is not None and w > 0])
 
 
 # -------------------------------------------------------------- skill (FSS)
@@ -275,10 +350,10 @@ def question_entropy(t: TrialTable, convention: Convention) -> FloatArray:
     safe = np.maximum(k_eff, 1)
     codes = t.set_code if convention is Convention.PAPER else t.first_letter_code
     shares = vote_counts(codes, t.parsed) / safe[:, None]
-    single_h = -np.where(t.parsed, np.log2(np.where(t.parsed, shares, 1.0)), 0.0).sum(axis=1) / safe
+    single_h = -np.where(t.parsed, exact.log2(np.where(t.parsed, shares, 1.0)), 0.0).sum(axis=1) / safe
     incl = (t.pred & t.parsed[:, :, None]).sum(axis=1) / safe[:, None]
     with np.errstate(divide="ignore", invalid="ignore"):
-        binary = -(np.nan_to_num(incl * np.log2(incl)) + np.nan_to_num((1 - incl) * np.log2(1 - incl)))
+        binary = -(np.nan_to_num(incl * exact.log2(incl)) + np.nan_to_num((1 - incl) * exact.log2(1 - incl)))
     multi_h = np.where(t.label_valid, binary, 0.0).sum(axis=1) / t.k
     return np.asarray(np.where(t.multi, multi_h, single_h) + 0.0, dtype=np.float64)
 
@@ -304,6 +379,8 @@ def vci(t: TrialTable, convention: Convention) -> float | None:
     return masked_mean(question_vci(t), _spread_population(t, convention))
 
 
+#: The cut-points of the paper's entropy buckets.
+TERTILES = (Fraction(1, 3), Fraction(2, 3))
 #: Entropy bucket names, lowest entropy first.
 ENTROPY_BUCKETS = ("low", "mid", "high")
 #: Entropies are compared at this many decimals when ordering questions, so values equal in exact
@@ -331,7 +408,7 @@ def entropy_accuracy_buckets(
     if equal_count:
         return _equal_count_buckets(population, h, num, den)
     acc = num / np.maximum(den, 1)
-    cuts = np.quantile(h[population], [1 / 3, 2 / 3])
+    cuts = exact.quantile(h[population], TERTILES)
     edges = [(-np.inf, cuts[0]), (cuts[0], cuts[1]), (cuts[1], np.inf)]
     out: dict[str, dict[str, float | None]] = {}
     for name, (lo, hi) in zip(ENTROPY_BUCKETS, edges, strict=True):
@@ -355,7 +432,7 @@ def _equal_count_buckets(
     for name, rows in zip(ENTROPY_BUCKETS, np.array_split(order, len(ENTROPY_BUCKETS)), strict=True):
         out[name] = {
             # Pooled like reference-v4 pass@1: correct resolvable trials / resolvable trials.
-            "accuracy": ratio(float(num[rows].sum()), float(den[rows].sum())),
+            "accuracy": ratio(exact.total(num[rows]), exact.total(den[rows])),
             "questions": float(rows.size),
             "upper_entropy": float(h[rows].max()) if rows.size else None,
         }

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from oracleproto.analysis import exact
 from oracleproto.analysis.conventions import Convention
 from oracleproto.analysis.family_a import masked_mean
 from oracleproto.analysis.trials import BoolArray, FloatArray, TrialTable
@@ -83,14 +84,14 @@ def trial_scores(t: TrialTable, b: Beliefs) -> dict[str, FloatArray]:
     bs_lab = np.where(valid, (b.p - o) ** 2, 0.0).sum(axis=2) / k
     clipped = np.clip(b.p, EPS, 1.0 - EPS)
     p_star = np.where(t.gold[:, None, :], clipped, 0.0).max(axis=2)
-    nll_single = -np.log(np.maximum(p_star, EPS))
-    ce = -(o * np.log(clipped) + (1 - o) * np.log(1 - clipped))
+    nll_single = -exact.log(np.maximum(p_star, EPS))
+    ce = -(o * exact.log(clipped) + (1 - o) * exact.log(1 - clipped))
     nll_multi = np.where(valid, ce, 0.0).sum(axis=2) / k
     return {
         "bs_lab": bs_lab,
         "bs_dec": k * bs_lab,
         "nll": np.where(t.multi[:, None], nll_multi, nll_single),
-        "mbs": 100.0 * (np.log2(np.maximum(p_star, EPS)) + 1.0),
+        "mbs": 100.0 * (exact.log2(np.maximum(p_star, EPS)) + 1.0),
     }
 
 

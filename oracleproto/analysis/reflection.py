@@ -10,12 +10,13 @@ from typing import Any
 
 import numpy as np
 
-from oracleproto.analysis.bootstrap import percentile_ci, resample_weights
+from oracleproto.analysis import exact
+from oracleproto.analysis.bootstrap import percentile_ci, resample_counts
 from oracleproto.analysis.conventions import Convention
 from oracleproto.analysis.family_b import beliefs, trial_scores
 from oracleproto.analysis.family_c import question_behaviour
 from oracleproto.analysis.reader import ModelRun, RunData
-from oracleproto.analysis.trials import FloatArray
+from oracleproto.analysis.trials import FloatArray, IntArray
 from oracleproto.errors import AnalysisError
 
 MATCH_KEYS = ("source_db_hash", "metadata_hash", "prompt_templates_hash", "belief_protocol_hash")
@@ -53,6 +54,15 @@ def _bi(bs: FloatArray) -> FloatArray:
     return np.asarray(100.0 * (1.0 - np.sqrt(np.maximum(bs, 0.0))), dtype=np.float64)
 
 
+def _replicate_means(counts: IntArray, x: FloatArray) -> FloatArray:
+    """(B,) mean of ``x`` over each replicate's draws: an exactly rounded sum over the count drawn
+    (no BLAS product, whose rounding depends on the CPU); NaN where nothing was drawn."""
+    drawn = counts.sum(axis=1)
+    sums = [exact.total(np.repeat(x, row)) for row in counts]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(drawn > 0, np.asarray(sums) / np.maximum(drawn, 1), np.nan)
+
+
 def reflection_ab(on: RunData, off: RunData, *, samples: int = 1000, seed: int = 20260430) -> dict[str, Any]:
     """Per shared model slug: Δ (on − off) of BI, σ, convergence, efficiency with paired 95% CIs."""
     off_models = {m.slug: m for m in off.models}
@@ -66,7 +76,7 @@ def reflection_ab(on: RunData, off: RunData, *, samples: int = 1000, seed: int =
         a, b = _per_question(m_on), _per_question(m_off)
         ids = sorted(set(a) & set(b))
         buckets = dict(zip(m_on.table.question_ids, m_on.table.bucket.tolist(), strict=True))
-        weights = resample_weights(np.asarray([buckets[q] for q in ids], dtype=np.int64), samples, seed)
+        counts = resample_counts(np.asarray([buckets[q] for q in ids], dtype=np.int64), samples, seed)
         result: dict[str, Any] = {"questions": len(ids)}
         for metric in ("bs", "sigma", "convergence", "efficiency"):
             x_on = np.asarray([a[q][metric] for q in ids])
@@ -76,18 +86,15 @@ def reflection_ab(on: RunData, off: RunData, *, samples: int = 1000, seed: int =
             if not both.any():
                 result[name] = {"value": None, "ci": None, "paired_questions": 0}
                 continue
-            w = weights[:, both]
-            mean_on = (w @ x_on[both]) / np.maximum(w.sum(axis=1), 1)
-            mean_off = (w @ x_off[both]) / np.maximum(w.sum(axis=1), 1)
+            w = counts[:, both]
+            mean_on, mean_off = _replicate_means(w, x_on[both]), _replicate_means(w, x_off[both])
+            point_on, point_off = exact.mean(x_on[both]), exact.mean(x_off[both])
             if metric == "bs":
-                point = float(
-                    _bi(np.asarray([x_on[both].mean()]))[0] - _bi(np.asarray([x_off[both].mean()]))[0]
-                )
+                point = float(_bi(np.asarray([point_on]))[0] - _bi(np.asarray([point_off]))[0])
                 draws = _bi(mean_on) - _bi(mean_off)
             else:
-                point = float(x_on[both].mean() - x_off[both].mean())
+                point = point_on - point_off
                 draws = mean_on - mean_off
-            draws = np.where(w.sum(axis=1) > 0, draws, np.nan)
             result[name] = {"value": point, "ci": percentile_ci(draws), "paired_questions": int(both.sum())}
         out[m_on.slug] = result
     return out

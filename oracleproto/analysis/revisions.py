@@ -12,6 +12,9 @@ from oracleproto.analysis.conventions import Convention
 #: From this revision on, ``reference-v4`` follows the earlier implementation's consistency rules:
 #: no majority-vote gain at n = 1 and equal-count entropy buckets.
 EARLIER_CONSISTENCY_RULES = 3
+#: From this revision on (both conventions), reported sums, means, ratios, quantiles and logarithms
+#: are exact or exactly rounded (``analysis/exact.py``); before it numpy and BLAS computed them.
+EXACT_REDUCTIONS = 4
 
 
 def summary_revision(convention: Convention | str) -> int:
@@ -22,3 +25,8 @@ def summary_revision(convention: Convention | str) -> int:
 def earlier_consistency_rules(convention: Convention, revision: int) -> bool:
     """Whether an analysis at ``revision`` under ``convention`` uses the earlier consistency rules."""
     return convention is Convention.REFERENCE_V4 and revision >= EARLIER_CONSISTENCY_RULES
+
+
+def exact_reductions(revision: int) -> bool:
+    """Whether an analysis at ``revision`` computes its reported numbers exactly (``exact.py``)."""
+    return revision >= EXACT_REDUCTIONS
