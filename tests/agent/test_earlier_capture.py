@@ -226,19 +226,33 @@ async def test_the_script_capture_exercises_the_earlier_rules(earlier_harness: P
             request = json.loads(body)
             tools_per_step.add((step + 1, "tools" in request))
             texts.update(m["content"] for m in request["messages"][1:] if m["role"] in ("user", "tool"))
-    # Injections after their status header; tool messages whole.
-    bodies = [t.split("\n", 1)[1] if t.startswith("[Harness") else t for t in texts]
-    for expected in (
-        "Search budget exhausted — the `web_search",
-        "Your previous reply did not contain a par",
-        "You are at the second-to-last step. You m",
-        "You are at the second-to-last step. The `",
-        "Harness cutoff: this is the final step (6",
-        '{"error": "unknown tool: calculator", "st',
-        '{"error": "invalid arguments JSON: Expect',
-        '{"error": "query must be non-empty", "sta',
-        '{"error": "search budget exceeded", "stat',
-    ):
-        assert any(body.startswith(expected) for body in bodies), expected
+    # The texts to look for come from the earlier harness's profile in ../shared: each injection's
+    # directive (after its status header) and each error message the script forced, as the start of
+    # a tool message.
+    profile = json.loads((earlier_harness / "earlier-harness.profile.json").read_text(encoding="utf-8"))
+    injections = profile["texts"]["injections"]
+    errors = profile["tool_calls"]["errors"]
+    directives = [
+        injections[name].split("\n", 1)[1].split("{{")[0]
+        for name in (
+            "budget_exhausted",
+            "unboxed_continuation",
+            "soft_warning",
+            "soft_warning_no_search",
+            "hard_cutoff",
+        )
+    ]
+    messages = [
+        json.dumps({"error": errors[kind]["message"].replace("{{tool_name}}", name).split("{{")[0]})[:-2]
+        for kind, name in (
+            ("unknown_tool", "calculator"),
+            ("bad_json", ""),
+            ("empty_query", ""),
+            ("budget_exceeded", ""),
+        )
+    ]
+    bodies = [t.split("\n", 1)[1] if "\n" in t and not t.startswith("{") else t for t in texts]
+    for expected in (*directives, *messages):
+        assert expected and any(body.startswith(expected) for body in bodies), expected
     # Step 6 (hard cutoff) never offers tools; step 1 always does.
     assert (6, True) not in tools_per_step and (1, False) not in tools_per_step

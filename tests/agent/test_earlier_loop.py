@@ -12,53 +12,20 @@ import json
 import pytest
 
 from oracleproto.errors import ConfigError
+from tests import earlier_texts as earlier
 
-DIRECTIVES = {
-    "hard_cutoff": (
-        "Harness cutoff: this is the final step ({k} of {n}) and the `web_search` tool schema has been "
-        "removed. Stop investigating and output your final `\\boxed{{...}}` answer NOW. An empty reply or a "
-        "reply without `\\boxed{{...}}` scores zero — even an uneducated base-rate guess in the box beats "
-        "no answer."
-    ),
-    "soft_warning": (
-        "You are at the second-to-last step. You may issue ONE more `web_search` if a single decisive "
-        "query is still missing, OR commit with `\\boxed{{...}}` now. The NEXT step strips `web_search` "
-        "and is the hard deadline."
-    ),
-    "soft_warning_no_search": (
-        "You are at the second-to-last step. The `web_search` tool schema has been removed (no search "
-        "budget left for this run). Include `\\boxed{{...}}` in this reply, or the harness will force a "
-        "final reply on the next (final) step. The next step is the hard deadline."
-    ),
-    "budget_exhausted": (
-        "Search budget exhausted — the `web_search` tool schema has been removed for all remaining "
-        "steps. Include `\\boxed{{...}}` in this reply or the next to commit your final answer. The loop "
-        "continues until `\\boxed{{...}}` appears or the step limit is reached."
-    ),
-    "unboxed_continuation": (
-        "Your previous reply did not contain a parseable `\\boxed{{...}}` answer, so the loop continues. "
-        "Either keep investigating (more reasoning or another `web_search`) or include `\\boxed{{...}}` "
-        "in your next reply to commit."
-    ),
-    "nudge": (
-        "You attempted to give a final answer after only {s} web_search call(s), but the forecasting "
-        "protocol requires consulting at least {minimum} sources from DIFFERENT angles before committing. "
-        "Continue the investigation: pick a NEW angle you have not yet exercised (e.g. an opposing "
-        "viewpoint, an independent data source, or a base-rate comparable), issue another `web_search`, "
-        "then reflect on what it adds before you finalise. Do not repeat a near-duplicate of any previous "
-        "query."
-    ),
-}
-RETRY = "Time to commit. Output your final \\boxed{...} answer now without further searches or tool calls."
-STRIPS_HINT = " The next step strips `web_search`; commit `\\boxed{...}` then."
-DEFAULT_HINT = " Output `\\boxed{...}` once your evidence is sufficient."
+RETRY = earlier.RETRY
 
 
 def text(name: str, k: int, n: int, s: int, c: int | None, *, minimum: int = 0) -> str:
     """Injection ``name`` at step k of n with s of c searches used (c None: search disabled)."""
-    clause = "web_search disabled" if c is None else f"web_search {s}/{c} used ({max(c - s, 0)} left)"
-    header = f"[Harness status] step {k}/{n} ({n - k + 1} remaining, including this one) · {clause}."
-    return header + "\n" + DIRECTIVES[name].format(k=k, n=n, s=s, minimum=minimum)
+    return earlier.injection(name, k, n, s, c, minimum=minimum)
+
+
+def tool_error(
+    kind: str, k: int, n: int, s: int, c: int, *, strips: bool, tool_name: str = ""
+) -> dict[str, str]:
+    return earlier.tool_error(kind, k, n, s, c, strips=strips, tool_name=tool_name)
 
 
 def before(call) -> str | None:
@@ -93,13 +60,7 @@ async def test_budget_notice_once_then_continuations_and_a_strips_hint(kit, earl
     assert error == {
         "role": "tool",
         "tool_call_id": "call_4_0",
-        "content": json.dumps(
-            {
-                "error": "search budget exceeded",
-                "status": "step 4/6, web_search 1/1 used (0 left)." + STRIPS_HINT,
-            },
-            ensure_ascii=False,
-        ),
+        "content": json.dumps(tool_error("budget_exceeded", 4, 6, 1, 1, strips=True), ensure_ascii=False),
     }
     assert [q for q, *_ in search.calls] == ["a"]
     assert result.correct and result.nudges_used == 0 and result.react_steps == 6
@@ -126,10 +87,9 @@ async def test_tool_error_at_the_last_step_without_lookahead(kit, earlier_profil
     )
     assert [c.tools for c in chat.calls] == [[kit.web_search], [kit.web_search]]
     assert before(chat.calls[1]) == text("unboxed_continuation", 2, 2, 0, 4)
-    assert json.loads(result.messages_trace[-1]["content"]) == {
-        "error": "unknown tool: calculator",
-        "status": "step 2/2, web_search 0/4 used (4 left)." + STRIPS_HINT,
-    }
+    assert json.loads(result.messages_trace[-1]["content"]) == tool_error(
+        "unknown_tool", 2, 2, 0, 4, strips=True, tool_name="calculator"
+    )
     assert not result.parse_ok and not result.final_answer_retry_used
 
 
@@ -172,9 +132,7 @@ async def test_failed_searches_count_for_the_minimum(kit, earlier_profile) -> No
     result, chat, _ = await kit.run(script, profile=earlier_profile, search=search, min_search_calls=1)
     assert len(chat.calls) == 2 and result.nudges_used == 0 and result.correct
     # The failure payload: Tavily's error and the harness's description (none from this fake).
-    assert chat.calls[1].messages[-1]["content"] == (
-        '{"error": "tavily_error", "message": "", "results": [], "answer": null}'
-    )
+    assert chat.calls[1].messages[-1]["content"] == earlier.failure("")
 
 
 async def test_without_search_nothing_nudges_and_the_clause_says_disabled(kit, earlier_profile) -> None:

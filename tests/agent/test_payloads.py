@@ -21,6 +21,7 @@ from oracleproto.providers.detector import Verdict
 from oracleproto.providers.filtered import FilteredSearch
 from oracleproto.providers.search_results import parse_results
 from oracleproto.providers.types import SearchOutcome
+from tests import earlier_texts as earlier
 
 CUTOFF = date(2026, 3, 27)
 BUILTIN_STATUS = "[Harness status] step 2/6 (4 remaining) · web_search 1/4 used (3 left)."
@@ -171,7 +172,7 @@ def test_failure_payloads(earlier_profile) -> None:
     texts = StatusTexts(earlier_profile.texts).values(Counters(2, 6, 2, 4))
     assert earlier_profile.request_json.tool_message_content.dumps(
         failure_payload(earlier_profile, failed, texts)
-    ) == ('{"error": "tavily_error", "message": "HTTP 502: {\\"x\\": 1}", "results": [], "answer": null}')
+    ) == earlier.failure('HTTP 502: {"x": 1}')
     builtin_values = StatusTexts(builtin_profile().texts).values(Counters(2, 6, 2, 4))
     assert failure_payload(builtin_profile(), failed, builtin_values) == {
         "error": "search_failed",

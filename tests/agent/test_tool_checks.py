@@ -18,11 +18,9 @@ from oracleproto.agent.status import StatusTexts
 from oracleproto.agent.tools import ToolRound, ToolState
 from oracleproto.profile import HarnessProfile, builtin_profile, builtin_profile_data, profile_from_data
 from oracleproto.providers.types import ToolCall
+from tests import earlier_texts as earlier
 
 CUTOFF = date(2026, 3, 27)
-#: The earlier profile's tool-error status hints, as they appear inside the JSON text.
-DEFAULT_HINT = r" Output `\\boxed{...}` once your evidence is sufficient."
-STRIPS_HINT = r" The next step strips `web_search`; commit `\\boxed{...}` then."
 
 
 def calls(*pairs: tuple[str, str]) -> tuple[ToolCall, ...]:
@@ -59,8 +57,9 @@ async def answer(
     return [m["content"] for m in messages]
 
 
-def earlier_error(message: str, status: str, hint: str = DEFAULT_HINT) -> str:
-    return f'{{"error": "{message}", "status": "{status}.{hint}"}}'
+def earlier_error(kind: str, k: int, s: int, c: int | None, *, strips: bool = False, **values: str) -> str:
+    """The earlier harness's error payload at step k of 6 (its texts read from ../shared)."""
+    return earlier.tool_error_text(kind, k, 6, s, c, strips=strips, **values)
 
 
 async def test_captured_script_b_turn_is_answered_byte_for_byte(kit, earlier_profile) -> None:
@@ -76,12 +75,9 @@ async def test_captured_script_b_turn_is_answered_byte_for_byte(kit, earlier_pro
     assert [q for q, *_ in search.calls] == ["first angle"]
     # The counters are taken when each check fails: the search before them counts (1/4).
     assert contents[1:] == [
-        r'{"error": "unknown tool: calculator", "status": "step 1/6, web_search 1/4 used (3 left). '
-        r'Output `\\boxed{...}` once your evidence is sufficient."}',
-        r'{"error": "invalid arguments JSON: Expecting value", "status": "step 1/6, web_search 1/4 used '
-        r'(3 left). Output `\\boxed{...}` once your evidence is sufficient."}',
-        r'{"error": "query must be non-empty", "status": "step 1/6, web_search 1/4 used (3 left). '
-        r'Output `\\boxed{...}` once your evidence is sufficient."}',
+        earlier_error("unknown_tool", 1, 1, 4, tool_name="calculator"),
+        earlier_error("bad_json", 1, 1, 4, json_error="Expecting value"),
+        earlier_error("empty_query", 1, 1, 4),
     ]
 
 
@@ -96,33 +92,32 @@ async def test_captured_budget_error_uses_the_strips_hint(kit, earlier_profile) 
         searches=4,
         offered=False,
     )
-    assert contents == [
-        r'{"error": "search budget exceeded", "status": "step 4/6, web_search 4/4 used (0 left). '
-        r'The next step strips `web_search`; commit `\\boxed{...}` then."}'
-    ]
+    assert contents == [earlier_error("budget_exceeded", 4, 4, 4, strips=True)]
     assert search.calls == []
 
 
 @pytest.mark.parametrize(
-    ("arguments", "message"),
+    ("arguments", "kind", "json_error"),
     [
-        ('{"q": "x"}', "missing required argument: query"),
-        ('{"query": null}', "missing required argument: query"),
-        ('{"query": 5}', "query must be a string"),
-        ('{"query": ["a"]}', "query must be a string"),
-        ('{"query": " \\t "}', "query must be non-empty"),
-        ('["query"]', "arguments must be a JSON object"),
-        ('"text"', "arguments must be a JSON object"),
-        ("{not json", "invalid arguments JSON: Expecting property name enclosed in double quotes"),
+        ('{"q": "x"}', "missing_query", ""),
+        ('{"query": null}', "missing_query", ""),
+        ('{"query": 5}', "query_not_string", ""),
+        ('{"query": ["a"]}', "query_not_string", ""),
+        ('{"query": " \\t "}', "empty_query", ""),
+        ('["query"]', "not_object", ""),
+        ('"text"', "not_object", ""),
+        ("{not json", "bad_json", "Expecting property name enclosed in double quotes"),
         # No blank_arguments_are_empty: blank arguments are parsed, and fail as JSON.
-        ("   ", "invalid arguments JSON: Expecting value"),
+        ("   ", "bad_json", "Expecting value"),
         # "" becomes {}: the query is then missing.
-        ("", "missing required argument: query"),
+        ("", "missing_query", ""),
     ],
 )
-async def test_earlier_argument_errors(kit, earlier_profile, arguments: str, message: str) -> None:
+async def test_earlier_argument_errors(
+    kit, earlier_profile, arguments: str, kind: str, json_error: str
+) -> None:
     contents = await answer(earlier_profile, calls(("web_search", arguments)), kit.FakeSearch(), step=2)
-    assert contents == [earlier_error(message, "step 2/6, web_search 0/4 used (4 left)")]
+    assert contents == [earlier_error(kind, 2, 0, 4, json_error=json_error)]
 
 
 @pytest.mark.parametrize(
@@ -153,11 +148,10 @@ async def test_checks_run_in_profile_order(kit, earlier_profile) -> None:
     turn = calls(("calculator", "not json"), ("web_search", "not json"), ("web_search", '{"query": "ok"}'))
     search = kit.FakeSearch()
     earlier = await answer(earlier_profile, turn, search, step=3, searches=4)
-    status = "step 3/6, web_search 4/4 used (0 left)"
     assert earlier == [
-        earlier_error("unknown tool: calculator", status, STRIPS_HINT),
-        earlier_error("search budget exceeded", status, STRIPS_HINT),
-        earlier_error("search budget exceeded", status, STRIPS_HINT),
+        earlier_error("unknown_tool", 3, 4, 4, strips=True, tool_name="calculator"),
+        earlier_error("budget_exceeded", 3, 4, 4, strips=True),
+        earlier_error("budget_exceeded", 3, 4, 4, strips=True),
     ]
     builtin = [json.loads(c) for c in await answer(builtin_profile(), turn, search, step=3, searches=4)]
     assert [(p["error"], p["message"]) for p in builtin] == [
@@ -192,17 +186,15 @@ async def test_tools_unavailable_is_a_builtin_check_only(kit, earlier_profile) -
 
 async def test_the_hint_strips_at_the_last_step(kit, earlier_profile) -> None:
     contents = await answer(earlier_profile, calls(("browse", "{}")), kit.FakeSearch(), step=6, searches=1)
-    assert contents == [
-        earlier_error("unknown tool: browse", "step 6/6, web_search 1/4 used (3 left)", STRIPS_HINT)
-    ]
+    assert contents == [earlier_error("unknown_tool", 6, 1, 4, strips=True, tool_name="browse")]
     # k = N − 1 with budget left and D: the default hint.
     contents = await answer(earlier_profile, calls(("browse", "{}")), kit.FakeSearch(), step=5, searches=3)
-    assert contents == [earlier_error("unknown tool: browse", "step 5/6, web_search 3/4 used (1 left)")]
+    assert contents == [earlier_error("unknown_tool", 5, 3, 4, tool_name="browse")]
     # D off: a spent budget does not strip, so the default hint.
     contents = await answer(
         earlier_profile, calls(("browse", "{}")), kit.FakeSearch(), step=2, searches=4, drop=False
     )
-    assert contents == [earlier_error("unknown tool: browse", "step 2/6, web_search 4/4 used (0 left)")]
+    assert contents == [earlier_error("unknown_tool", 2, 4, 4, tool_name="browse")]
 
 
 async def test_a_search_in_the_same_turn_moves_the_hint_to_strips(kit, earlier_profile) -> None:
@@ -210,9 +202,7 @@ async def test_a_search_in_the_same_turn_moves_the_hint_to_strips(kit, earlier_p
     # second call's error.
     turn = calls(("web_search", '{"query": "last"}'), ("nope", "{}"))
     contents = await answer(earlier_profile, turn, kit.FakeSearch(), step=2, searches=3)
-    assert contents[1] == earlier_error(
-        "unknown tool: nope", "step 2/6, web_search 4/4 used (0 left)", STRIPS_HINT
-    )
+    assert contents[1] == earlier_error("unknown_tool", 2, 4, 4, strips=True, tool_name="nope")
 
 
 async def test_query_whitespace_keep_and_strip(kit, earlier_profile) -> None:
@@ -230,10 +220,7 @@ async def test_without_search_the_budget_check_refuses_with_the_disabled_clause(
     contents = await answer(
         earlier_profile, calls(("web_search", '{"query": "x"}')), kit.FakeSearch(), n=3, c=0, enabled=False
     )
-    assert contents == [
-        r'{"error": "search budget exceeded", "status": "step 1/3, web_search disabled. '
-        r'The next step strips `web_search`; commit `\\boxed{...}` then."}'
-    ]
+    assert contents == [earlier.tool_error_text("budget_exceeded", 1, 3, 0, None, strips=True)]
     builtin = json.loads(
         (
             await answer(
@@ -282,6 +269,6 @@ async def test_earlier_compares_with_the_configured_cap_even_without_search(kit,
     turn = calls(("web_search", "not json"), ("browse", "{}"))
     contents = await answer(earlier_profile, turn, kit.FakeSearch(), step=2, enabled=False)
     assert contents == [
-        earlier_error("invalid arguments JSON: Expecting value", "step 2/6, web_search disabled"),
-        earlier_error("unknown tool: browse", "step 2/6, web_search disabled"),
+        earlier_error("bad_json", 2, 0, None, json_error="Expecting value"),
+        earlier_error("unknown_tool", 2, 0, None, tool_name="browse"),
     ]

@@ -97,9 +97,12 @@ def test_render_with_the_earlier_profile_uses_its_blocks_and_framing(earlier_har
     assert document["harness_profile"]["name"] == "earlier-harness"
     prompt = document["prompts"][0]["user_prompt"]
     # The earlier harness frames its budget block first, with its own separator, and ends each block
-    # with a newline.
-    assert "\n\n---\n**Budget Awareness" in prompt
-    assert prompt.index("Budget Awareness") < prompt.index("Forecasting Protocol")
-    assert prompt.endswith("obvious.\n")
+    # with a newline (its texts are read from the fixture, never copied here).
+    blocks = {b["name"]: b for b in json.loads(Path(path).read_text(encoding="utf-8"))["protocols"]["blocks"]}
+    budget_start = blocks["budget"]["text"].split("\n", 1)[0]
+    reflection_start = blocks["reflection"]["text"].split("\n", 1)[0]
+    assert blocks["budget"]["separator"] + budget_start in prompt
+    assert prompt.index(budget_start) < prompt.index(reflection_start)
+    assert prompt.endswith(blocks["reflection"]["text"] + blocks["reflection"]["terminator"])
     code, plain = _invoke("render", "demo", "--protocols", "default", "--json")
     assert json.loads(plain)["prompts"][0]["user_prompt"] != prompt

@@ -84,7 +84,13 @@ def test_the_earlier_profile_sends_its_own_bytes(earlier_run: Path) -> None:
             json.loads(row[0]) for row in conn.execute("SELECT s0_messages_trace FROM run_results") if row[0]
         ]
     texts = [m.get("content") or "" for trace in traces for m in trace]
-    assert any("(6 remaining, including this one)" in t or "including this one" in t for t in texts)
+    # The earlier harness's texts, read from its profile (never copied here): its budget block opens
+    # every prompt, and its status header's wording is in the injected messages.
+    raw = json.loads(EARLIER.read_text(encoding="utf-8"))
+    budget = next(b for b in raw["protocols"]["blocks"] if b["name"] == "budget")["text"].split("\n")[0]
+    header = raw["texts"]["status_header"].split("{{steps_left_including_current}}")[1].split("{{")[0]
+    assert all(budget in trace[0]["content"] for trace in traces)
+    assert any(header in t for t in texts)
     tool_payloads = [json.loads(m["content"]) for trace in traces for m in trace if m.get("role") == "tool"]
     assert tool_payloads and all("status" not in p or "error" in p for p in tool_payloads)
     assert all(list(p)[:1] in (["results"], ["error"]) for p in tool_payloads)
