@@ -86,11 +86,11 @@ def canonical_json_long_text(value: Any) -> str:
 def sha256_hex(data: bytes | str) -> str:
     """Full sha256 hex digest of bytes, or of a string encoded as UTF-8.
 
-    A lone surrogate (strangers' text can hold one) has no UTF-8 form: it is hashed as its
-    surrogate-pass bytes, so such a text still has a stable digest; any other text hashes as before.
+    A string holding a lone surrogate raises ``UnicodeEncodeError``: callers that may meet one
+    (transport keys) rely on it to escape the text first.
     """
     if isinstance(data, str):
-        data = data.encode("utf-8", "surrogatepass")
+        data = data.encode("utf-8")
     return hashlib.sha256(data).hexdigest()
 
 

@@ -137,7 +137,8 @@ def render_document(
                 "choice_type": question.choice_type,
                 "end_time": question.end_time.isoformat(),
                 "user_prompt": text,
-                "user_prompt_sha256": sha256_hex(text),
+                # A lone surrogate has no UTF-8 form: hashed as its surrogate-pass bytes.
+                "user_prompt_sha256": sha256_hex(text.encode("utf-8", "surrogatepass")),
             }
         )
     budget = protocols.budget
