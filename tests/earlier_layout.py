@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -329,15 +329,19 @@ def earlier_manifest(dataset: Dataset) -> dict[str, Any]:
     }
 
 
-def write_earlier_run(runs_root: Path, *, analysis: bool = True) -> Path:
+def write_earlier_run(runs_root: Path, *, analysis: bool = True, questions: int | None = None) -> Path:
     """``runs_root/RUN_ID``: a finished earlier-implementation run over the demo dataset.
 
     A copy of the dataset goes to ``runs_root.parent`` as the snapshot's ``SOURCE_DB`` names it.
+    ``questions``: seed only the first that many questions (in end-time order), for a run small
+    enough to work out its analysis by hand.
     """
     run = runs_root / RUN_ID
     for sub in ("db", "analysis", "logs"):
         (run / sub).mkdir(parents=True)
     dataset = demo_dataset()
+    if questions is not None:
+        dataset = replace(dataset, rows=dataset.rows[:questions])
     (runs_root.parent / SOURCE_DB).write_bytes(dataset.path.read_bytes())
     manifest = earlier_manifest(dataset)
     # That implementation writes the manifest with json.dumps and no trailing newline.

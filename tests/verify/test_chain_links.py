@@ -1,0 +1,211 @@
+"""Every link of verify's hash chain fails on its own when only its two ends disagree.
+
+Issue 28 §4: removing the ``run_meta.metadata_hash`` link, or making the dataset
+``prompt_templates`` hash link always pass, left the whole suite green, because the tests
+that damage a run change bytes that several links (and the attestation) see at once. Here
+one value is changed at a time in a copy of one demo DB (or of the manifest's recorded
+hashes), and the check of that link is the one that must fail, with the message naming
+the recorded and the changed value. Expected values come from the committed manifest's
+JSON text and the values the test writes, not from the code under test.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from oracleproto.dataset.demo import demo_db_path
+from oracleproto.store import Manifest
+from oracleproto.verify.chain import check_database, check_dataset
+from oracleproto.verify.findings import Check
+
+SLUG = "sim/hasty::r5::c4"
+DB_NAME = "sim__hasty__r5__c4.db"
+LABEL = f"db/{DB_NAME}"
+#: The committed demo manifest's dataset hashes (manifest.json, ``hashes``).
+SOURCE_DB = "dbc8bdbde423f3500e537573f0315805a9b72cf38dec316940e4e1105b9ad2fa"
+METADATA = "1c4ecee200455f522e4f8937ecf1f7815147526c062f00fb784c7fe06312c4b9"
+TEMPLATES = "a806fab3b04e1db6fd074cb2c50a1361a1b9bb2f01d4d735ee70f0475848d3d3"
+OTHER = "0123456789abcdef" * 4
+
+
+@pytest.fixture(scope="module")
+def manifest_json(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    from oracleproto.verify.demo import find_demo_run
+
+    data: dict[str, Any] = json.loads((find_demo_run() / "manifest.json").read_text(encoding="utf-8"))
+    return data
+
+
+@pytest.fixture
+def db_copy(tmp_path: Path) -> Path:
+    from oracleproto.verify.demo import find_demo_run
+
+    target = tmp_path / DB_NAME
+    shutil.copyfile(find_demo_run() / "db" / DB_NAME, target)
+    return target
+
+
+def _manifest(data: dict[str, Any]) -> Manifest:
+    return Manifest.from_json(json.dumps(data))
+
+
+def _by_what(checks: list[Check]) -> dict[str, Check]:
+    return {c.what: c for c in checks}
+
+
+def _set(db: Path, sql: str, *args: object) -> None:
+    conn = sqlite3.connect(db)
+    try:
+        conn.execute(sql, args)
+        conn.commit()
+    finally:
+        conn.close()
+
+
+def test_the_untouched_db_passes_every_link(db_copy: Path, manifest_json: dict[str, Any]) -> None:
+    checks, meta = check_database(db_copy, LABEL, SLUG, _manifest(manifest_json))
+    assert [(c.what, c.status) for c in checks] == [
+        (f"{LABEL} sqlite", "pass"),
+        (f"{LABEL} run_meta ↔ manifest", "pass"),
+        (f"{LABEL} prompt_templates ↔ run_meta", "pass"),
+        (f"{LABEL} questions ↔ manifest filters", "pass"),
+    ]
+    assert meta is not None and meta.metadata_hash == METADATA
+
+
+@pytest.mark.parametrize(
+    ("column", "recorded"),
+    [
+        ("run_id", "20260101-000000-de00"),
+        ("model", SLUG),
+        ("source_db_hash", SOURCE_DB),
+        ("metadata_hash", METADATA),
+        ("prompt_templates_hash", TEMPLATES),
+        ("training_cutoff", "2025-12-15"),
+        ("reflection_protocol_hash", "b926a4f8d7ac42ff"),
+        ("started_at", "2026-11-24T04:25:42.511623+00:00"),
+        ("finished_at", "2026-11-24T04:25:50.251236+00:00"),
+    ],
+)
+def test_each_run_meta_link_fails_alone(
+    db_copy: Path, manifest_json: dict[str, Any], column: str, recorded: str
+) -> None:
+    changed = {
+        "training_cutoff": "2025-12-16",
+        "started_at": "2026-11-24T04:25:42.511624+00:00",
+        "finished_at": "2026-11-24T04:25:50.251237+00:00",
+        "model": "sim/hasty::r5::c3",
+        "run_id": "20260101-000000-de01",
+    }.get(column, OTHER)
+    _set(db_copy, f"UPDATE run_meta SET {column} = ?", changed)
+    checks = _by_what(check_database(db_copy, LABEL, SLUG, _manifest(manifest_json))[0])
+    link = checks[f"{LABEL} run_meta ↔ manifest"]
+    assert link.status == "FAIL"
+    assert link.detail == f"{LABEL}: run_meta.{column} is {changed!r} but manifest.json says {recorded!r}"
+
+
+def test_sampling_n_and_filters_links(db_copy: Path, manifest_json: dict[str, Any]) -> None:
+    _set(db_copy, "UPDATE run_meta SET sampling_n = 4, belief_protocol_hash = 'abcdabcdabcdabcd'")
+    detail = _by_what(check_database(db_copy, LABEL, SLUG, _manifest(manifest_json))[0])[
+        f"{LABEL} run_meta ↔ manifest"
+    ].detail
+    assert detail == (
+        f"{LABEL}: run_meta.sampling_n is 4 but manifest.json says 3; "
+        "run_meta.belief_protocol_hash is 'abcdabcdabcdabcd' but manifest.json says None"
+    )
+    data = json.loads(json.dumps(manifest_json))
+    data["filters"]["question_count"] = 15
+    checks = _by_what(check_database(db_copy, LABEL, SLUG, _manifest(data))[0])
+    assert checks[f"{LABEL} run_meta ↔ manifest"].detail.startswith(
+        f"{LABEL}: run_meta.sampling_n is 4 but manifest.json says 3; "
+        "run_meta.belief_protocol_hash is 'abcdabcdabcdabcd' but manifest.json says None; "
+        "run_meta.filters_snapshot is {"
+    )
+
+
+def test_an_unfinished_db_of_a_finished_run_fails(db_copy: Path, manifest_json: dict[str, Any]) -> None:
+    _set(db_copy, "UPDATE run_meta SET finished_at = NULL")
+    link = _by_what(check_database(db_copy, LABEL, SLUG, _manifest(manifest_json))[0])[
+        f"{LABEL} run_meta ↔ manifest"
+    ]
+    assert link.detail == (
+        f"{LABEL}: run_meta.finished_at is None but manifest.json says '2026-11-24T04:25:50.251236+00:00'"
+    )
+
+
+def test_a_stored_template_changed_breaks_its_link_to_run_meta(
+    db_copy: Path, manifest_json: dict[str, Any]
+) -> None:
+    conn = sqlite3.connect(db_copy)
+    (key,) = conn.execute("SELECT key FROM prompt_templates ORDER BY key LIMIT 1").fetchone()
+    conn.execute("UPDATE prompt_templates SET value = value || ' ' WHERE key = ?", (key,))
+    conn.commit()
+    conn.close()
+    checks = _by_what(check_database(db_copy, LABEL, SLUG, _manifest(manifest_json))[0])
+    link = checks[f"{LABEL} prompt_templates ↔ run_meta"]
+    assert link.status == "FAIL"
+    assert link.detail.startswith(f"{LABEL}: table prompt_templates hashes to ")
+    assert link.detail.endswith(f"but run_meta.prompt_templates_hash is {TEMPLATES[:16]}…")
+    assert checks[f"{LABEL} run_meta ↔ manifest"].status == "pass"
+
+
+def test_a_seeded_question_missing_from_the_filters_fails(
+    db_copy: Path, manifest_json: dict[str, Any]
+) -> None:
+    _set(db_copy, "UPDATE questions SET id = 'demo-99' WHERE id = 'demo-16'")
+    link = _by_what(check_database(db_copy, LABEL, SLUG, _manifest(manifest_json))[0])[
+        f"{LABEL} questions ↔ manifest filters"
+    ]
+    assert link == Check(
+        f"{LABEL} questions ↔ manifest filters",
+        "FAIL",
+        f"{LABEL}: table questions holds ids ['demo-16', 'demo-99'] unlike the manifest",
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "actual"),
+    [("source_db", SOURCE_DB), ("metadata", METADATA), ("prompt_templates", TEMPLATES)],
+)
+def test_each_dataset_hash_link_fails_alone(manifest_json: dict[str, Any], name: str, actual: str) -> None:
+    data = json.loads(json.dumps(manifest_json))
+    data["hashes"][name] = OTHER
+    checks = _by_what(check_dataset(demo_db_path(), _manifest(data), {}))
+    expected = {"source_db": SOURCE_DB, "metadata": METADATA, "prompt_templates": TEMPLATES}
+    for other, digest in expected.items():
+        check = checks[f"dataset {other} hash"]
+        if other == name:
+            assert check == Check(
+                f"dataset {name} hash",
+                "FAIL",
+                f"manifest.json hashes.{name} is {OTHER}, demo.db gives {actual}",
+            )
+        else:
+            assert check == Check(f"dataset {other} hash", "pass", digest[:16] + "…")
+
+
+def test_dataset_links_compare_each_db_with_the_dataset(db_copy: Path, manifest_json: dict[str, Any]) -> None:
+    manifest = _manifest(manifest_json)
+    assert check_dataset(demo_db_path(), manifest, {LABEL: db_copy})[-1] == Check(
+        f"{LABEL} questions ↔ dataset", "pass"
+    )
+    conn = sqlite3.connect(db_copy)
+    (key,) = conn.execute("SELECT key FROM prompt_templates ORDER BY key LIMIT 1").fetchone()
+    conn.execute("UPDATE prompt_templates SET value = value || ' ' WHERE key = ?", (key,))
+    conn.execute("UPDATE questions SET answer = 'Z' WHERE id = 'demo-01'")
+    conn.execute("UPDATE questions SET id = 'demo-99' WHERE id = 'demo-16'")
+    conn.commit()
+    conn.close()
+    assert check_dataset(demo_db_path(), manifest, {LABEL: db_copy})[-1] == Check(
+        f"{LABEL} questions ↔ dataset",
+        "FAIL",
+        f"{LABEL}: row id='demo-01' column 'answer' differs from the dataset; "
+        "row id='demo-99' is not in the dataset; "
+        f"table prompt_templates row key={key!r} column 'value' differs from the dataset",
+    )
