@@ -305,6 +305,7 @@ def _build(
     detector = np.zeros((q_count, n), dtype=np.int64)
     beliefs: list[tuple[Any, ...]] = []
     traces: list[tuple[Any, ...]] = []
+    errors: list[tuple[str | None, ...]] = []
     for qi, row in enumerate(rows):
         q = questions[row["question_id"]]
         bucket[qi] = _bucket(db_path, q)
@@ -329,6 +330,8 @@ def _build(
             t_row.append(json_cell(db_path, f"{where} belief_trace", row.get(f"s{j}_belief_trace")))
         beliefs.append(tuple(b_row))
         traces.append(tuple(t_row))
+        call_error = state[qi] == TrialState.CALL_ERROR
+        errors.append(tuple(str(row[f"s{j}_error"]) if call_error[j] else None for j in range(n)))
     return TrialTable(
         question_ids=tuple(str(r["question_id"]) for r in rows),
         bucket=bucket,
@@ -341,6 +344,7 @@ def _build(
         detector_calls=detector,
         belief_final=tuple(beliefs),
         belief_trace=tuple(traces),
+        error_kind=tuple(errors),
         **ints,
     )
 

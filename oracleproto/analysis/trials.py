@@ -53,6 +53,9 @@ class TrialTable:
     detector_calls: IntArray  # detector verdicts recorded in search_calls
     belief_final: tuple[tuple[Any, ...], ...] = field(default=())  # (Q, n) parsed JSON or None
     belief_trace: tuple[tuple[Any, ...], ...] = field(default=())
+    #: (Q, n) the stored ``error`` kind of call-error slots, None elsewhere; empty when not read.
+    #: Conventions that score a refusal (``content_policy``) unlike an outage need the kind.
+    error_kind: tuple[tuple[str | None, ...], ...] = field(default=())
 
     @property
     def n(self) -> int:

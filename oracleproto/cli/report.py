@@ -8,9 +8,11 @@ from pathlib import Path
 import click
 
 from oracleproto.analysis import PriceTable, analyze_run, load_prices, parse_convention, write_analysis
+from oracleproto.analysis.conventions import POINTS_F1
 from oracleproto.analysis.names import load_display_names, unmatched_names
 from oracleproto.analysis.tables import BOLD_RULES, DEFAULT_STYLE, TableStyle, render_markdown
 from oracleproto.analysis.writer import FORMATS
+from oracleproto.cli.report_points_f1 import report_points_f1_command
 from oracleproto.errors import AnalysisError
 from oracleproto.oserrors import cannot_write
 from oracleproto.store import RunDir
@@ -29,7 +31,11 @@ def _usd_per_credit(ctx: click.Context, param: click.Parameter, value: float | N
 @click.command("report")
 @click.argument("run_dir", type=click.Path(path_type=Path, file_okay=False))
 @click.option(
-    "--convention", default="paper", show_default=True, help="Scoring convention: paper | reference-v4."
+    "--convention",
+    default="paper",
+    show_default=True,
+    help="Scoring convention: paper | reference-v4 | points-f1 (the upstream leaderboard's contract, "
+    "written to --out or RUN/analysis/points-f1/).",
 )
 @click.option(
     "--format",
@@ -81,7 +87,9 @@ def _usd_per_credit(ctx: click.Context, param: click.Parameter, value: float | N
 )
 @click.option("--bootstrap", "samples", type=click.IntRange(min=0), default=1000, show_default=True)
 @click.option("--seed", type=int, default=20260430, show_default=True, help="Bootstrap seed.")
+@click.pass_context
 def report(
+    ctx: click.Context,
     *,
     run_dir: Path,
     convention: str,
@@ -99,11 +107,16 @@ def report(
     """Compute every metric of RUN_DIR and write tables, summary.json and plots."""
     if RUN_ID_RE.fullmatch(run_dir.name):
         RunDir(run_dir, run_dir.name).require_idle("report on it")
-    conv = parse_convention(convention)
+    conv = None if convention == POINTS_F1 else parse_convention(convention)
     table = load_prices(prices) if prices is not None else None
     if usd_per_credit is not None:
         table = (table or PriceTable({})).with_credit_price(usd_per_credit)
     display_names = load_display_names(names) if names is not None else None
+    if conv is None:  # the upstream board's contract: its own files, beside the paper's analysis
+        report_points_f1_command(
+            ctx, run_dir, out=out, prices=table, display_names=display_names, samples=samples, seed=seed
+        )
+        return
     result = analyze_run(
         run_dir, conv, prices=table, bootstrap_samples=samples, seed=seed, display_names=display_names
     )

@@ -19,6 +19,10 @@ ANALYSIS_DIR = "analysis"
 #: The sub-folder of ``analysis/`` holding the refresh audit: the analysis pass does not own it
 #: (it keeps it across rewrites) and a replay does not reproduce it (verify checks it instead).
 AUDIT_SUBDIR = "audit"
+#: The sub-folder of ``analysis/`` ``report --convention points-f1`` writes without ``--out``: a
+#: report beside the sealed analysis, regenerated on demand, so the analysis pass keeps it, a
+#: replay does not reproduce it and it is not published (attestation, bundles).
+POINTS_F1_SUBDIR = "points-f1"
 LOGS_DIR = "logs"
 #: Our addition: the default cassette folder inside the run directory.
 CASSETTES_DIR = "cassettes"

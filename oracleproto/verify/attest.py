@@ -16,6 +16,7 @@ from typing import Any
 from oracleproto.hashing import canonical_json, sha256_hex
 from oracleproto.sqlite_readonly import connect_readonly
 from oracleproto.store.manifest import atomic_write_text
+from oracleproto.store.rundir import ANALYSIS_DIR, POINTS_F1_SUBDIR
 from oracleproto.verify.findings import Check, failed, passed
 
 ATTESTATION_NAME = "attestation.json"
@@ -27,6 +28,8 @@ CELL_HEX = 8
 #: and a maintenance switch's staged files (``verify/switch.py``: not in place yet, or being moved).
 _IGNORED_SUFFIXES = ("-wal", "-shm", "-journal", ".lock")
 _IGNORED_PARTS = {".journal", "cache", "__pycache__", ".switch", ".switch.staging"}
+#: Not published either: reports anyone regenerates on demand from the published run.
+_IGNORED_FOLDERS = ((ANALYSIS_DIR, POINTS_F1_SUBDIR),)
 
 
 def published_files(root: Path) -> list[str]:
@@ -37,6 +40,8 @@ def published_files(root: Path) -> list[str]:
         if not path.is_file() or rel.as_posix() == ATTESTATION_NAME:
             continue
         if path.name.endswith(_IGNORED_SUFFIXES) or _IGNORED_PARTS & set(rel.parts):
+            continue
+        if rel.parts[:2] in _IGNORED_FOLDERS:
             continue
         out.append(rel.as_posix())
     return sorted(out)

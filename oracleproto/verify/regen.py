@@ -14,6 +14,7 @@ from oracleproto.analysis.revisions import summary_revision
 from oracleproto.analysis.writer import FOREIGN_SUBDIRS
 from oracleproto.errors import OracleprotoError
 from oracleproto.settings import AnalysisSettings
+from oracleproto.store.rundir import POINTS_F1_SUBDIR
 from oracleproto.verify.findings import Check, byte_location, failed, passed, skipped
 
 
@@ -117,6 +118,27 @@ def check_analysis(run_root: Path, analysis_dir: Path, settings: AnalysisSetting
     }
     if not published:
         return [skipped("analysis/", "the run publishes no analysis/ folder")]
+    return _points_f1_note(analysis_dir) + _regenerated_checks(run_root, analysis_dir, settings, published)
+
+
+def _points_f1_note(analysis_dir: Path) -> list[Check]:
+    """A points-f1 report beside the analysis is not sealed: say so rather than pass over it."""
+    if not (analysis_dir / POINTS_F1_SUBDIR).is_dir():
+        return []
+    label = f"analysis/{POINTS_F1_SUBDIR}/"
+    return [
+        skipped(
+            label,
+            "a report written on demand, not part of the sealed run: "
+            "`oracleproto report RUN --convention points-f1` writes it anew",
+        )
+    ]
+
+
+def _regenerated_checks(
+    run_root: Path, analysis_dir: Path, settings: AnalysisSettings, published: dict[str, Path]
+) -> list[Check]:
+    """The published analysis files against their regeneration (see :func:`check_analysis`)."""
     revision = published_revision(analysis_dir) if "summary.json" in published else None
     if revision is not None and revision > ANALYSIS_REVISION:
         return [

@@ -205,7 +205,7 @@ def _single_only(t: TrialTable) -> dict[str, object]:
         value = getattr(t, name)
         if name in {"question_ids", "question_type"}:
             out[name] = tuple(value[i] for i in keep)
-        elif name in ("belief_final", "belief_trace"):
+        elif name in ("belief_final", "belief_trace", "error_kind"):
             out[name] = tuple(value[i] for i in keep) if value else ()
         else:
             out[name] = value[keep]
