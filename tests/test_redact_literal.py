@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from oracleproto.redact import redact_url, url_credentials
+from oracleproto.redact import redact_url, scrub_fragments, url_credentials
 
 
 @pytest.mark.parametrize(
@@ -56,3 +56,9 @@ def test_redact_url(url: str, shown: str) -> None:
 )
 def test_url_credentials(url: str, found: set[str]) -> None:
     assert url_credentials(url) == found
+
+
+def test_overlapping_occurrences_of_a_fragment_are_all_replaced() -> None:
+    # The 12-character window "aaaaaaaaaaaa" occurs at 0 and at 1 in 13 a's: both are replaced.
+    assert scrub_fragments("a" * 13, ["a" * 13]) == "[REDACTED]"
+    assert scrub_fragments(b"x" + b"a" * 13 + b"y", ["a" * 14]) == b"x[REDACTED]y"

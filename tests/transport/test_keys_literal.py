@@ -172,6 +172,13 @@ def test_a_sampled_llm_call_without_identity_is_refused_with_the_fix() -> None:
     )
 
 
+def test_a_body_that_is_not_an_object_samples_at_the_providers_default() -> None:
+    with pytest.raises(
+        SampleContextError, match=r"samples \(temperature absent \(provider default sampling\)\)"
+    ):
+        check_sample_identity("llm", {"host": "h", "path": "/v1", "model": None, "body": "text"}, None)
+
+
 def test_what_needs_no_sample_identity() -> None:
     check_sample_identity("llm", _llm({"temperature": 0}), None)
     check_sample_identity("llm", _llm({"temperature": 0.7}), CTX)
