@@ -43,6 +43,11 @@ PHASES = (
     # Imports (dataset/importers/pipeline.py):
     "import-db",  # ``dataset import`` wrote its DB; its report is not yet written
     "bundle-member",  # ``bundle import`` copied and checked its n-th member into its temp folder
+    # Cassette stores (objectstore/):
+    "store-put",  # ``store push`` uploaded its n-th object (the run's index not yet)
+    "store-index",  # every object is uploaded; the run's index is not yet
+    "store-get",  # ``store pull`` / --from-store verified its n-th object into the local cache
+    "store-place",  # the pulled run is laid out and checked in its staging folder, not yet renamed
 )
 ACTIONS = ("KILL", "TERM", "INT", "ENOSPC")
 

@@ -140,6 +140,11 @@ COMMANDS: dict[str, LazyCommand] = {
             ),
         ),
     ),
+    "store": _entry(
+        "store",
+        "store_group",
+        "Share sealed runs through a content-addressed store (S3-compatible or a shared folder).",
+    ),
     "verify": _entry(
         "verify",
         "verify_command",

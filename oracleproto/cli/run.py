@@ -24,6 +24,7 @@ from oracleproto.cli.exits import EXIT_FAILED, EXIT_SAMPLE_ERRORS, stopped_exit_
 from oracleproto.cli.experiment import experiment_options, load_experiment
 from oracleproto.cli.plan import calibrate_option, plan_prices, prices_option, show_plan
 from oracleproto.cli.stop import EXIT_STATUS, StoppedBySignalError, report_stopped, run_stoppable
+from oracleproto.cli.store_option import from_store_option
 from oracleproto.clock import SystemClock
 from oracleproto.dataset.demo import demo_db_path
 from oracleproto.errors import ConfigError, RunStoppedError, StoreError
@@ -395,6 +396,7 @@ def traffic_text(traffic: dict[str, dict[str, int]]) -> str:
     help="Processes sharing the samples (default: 2 for a run large enough to be served from the "
     "index, when 2 CPUs are available; else 1). The replayed run is the same whatever the number.",
 )
+@from_store_option
 def replay_command(
     *,
     run: str,
@@ -404,6 +406,7 @@ def replay_command(
     no_progress: bool,
     as_json: bool,
     processes: int | None,
+    from_store: str | None,
 ) -> None:
     """Replay RUN (a run directory, a run id, or 'demo') offline and compare it with the recording."""
     if processes is not None:
@@ -416,7 +419,12 @@ def replay_command(
                 param_hint="'--processes'",
             )
     settings = load_settings(None)
-    if run == "demo":
+    if from_store is not None:
+        from oracleproto.cli.store import run_from_store
+
+        pulled = run_from_store(from_store, run, quiet=no_progress)
+        original, dataset = RunDir.open(pulled.run_dir), dataset or pulled.dataset
+    elif run == "demo":
         from oracleproto.verify.demo import find_demo_run
 
         original = RunDir.open(find_demo_run())

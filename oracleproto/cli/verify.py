@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from oracleproto.cli.exits import EXIT_FAILED
+from oracleproto.cli.store_option import from_store_option
 from oracleproto.settings import load_settings
 from oracleproto.store import RunDir
 from oracleproto.verify.attest import write_attestation
@@ -57,6 +58,7 @@ def print_report(report: VerifyReport) -> None:
 )
 @click.option("--quiet", is_flag=True, help="Do not print the stages to stderr.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as one JSON object (nothing else).")
+@from_store_option
 def verify_command(
     *,
     target: str,
@@ -65,9 +67,18 @@ def verify_command(
     write_attestation: bool,
     quiet: bool,
     as_json: bool,
+    from_store: str | None,
 ) -> None:
     """Verify TARGET (run directory, run id, bundle .tar.gz or 'demo') offline, without re-executing."""
-    path = resolve_run_ref(target, runs_root)
+    if from_store is not None:
+        if write_attestation:
+            raise click.UsageError("--write-attestation seals a run you own; pull it with `store pull` first")
+        from oracleproto.cli.store import run_from_store
+
+        pulled = run_from_store(from_store, target, quiet=quiet)
+        path, dataset = pulled.run_dir, dataset or pulled.dataset
+    else:
+        path = resolve_run_ref(target, runs_root)
     report = verify_path(path, dataset=dataset, progress=(lambda _: None) if quiet else _stage)
     if as_json:
         _verify_json(report, path, write_attestation)
@@ -119,10 +130,19 @@ def bundle_export(
 
 
 @bundle_group.command("import")
-@click.argument("bundle", type=click.Path(path_type=Path, dir_okay=False, exists=True))
+@click.argument("bundle", type=click.Path(path_type=Path, dir_okay=False))
 @click.argument("dest", type=click.Path(path_type=Path, file_okay=False))
-def bundle_import(*, bundle: Path, dest: Path) -> None:
+@from_store_option
+def bundle_import(*, bundle: Path, dest: Path, from_store: str | None) -> None:
     """Check every member of BUNDLE against its sha256 and extract it into DEST."""
+    if from_store is not None:
+        # The same layout and checks as `store pull` (DEST/run/<id>/, DEST/dataset/): it is that command.
+        from oracleproto.cli.store import pull_command
+
+        click.get_current_context().invoke(pull_command, ref=str(bundle), dest=dest, url=from_store)
+        return
+    if not bundle.is_file():
+        raise click.BadParameter(f"Path {str(bundle)!r} does not exist.", param_hint="'BUNDLE'")
     imported = import_bundle(bundle, dest)
     click.echo(f"run: {imported.run_dir}")
     if imported.dataset is not None:

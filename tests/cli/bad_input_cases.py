@@ -13,6 +13,7 @@ from bad_input_label_cases import label_cases
 from bad_input_leakaudit_cases import leakaudit_cases
 from bad_input_profile_cases import profile_cases
 from bad_input_setup_cases import setup_cases
+from bad_input_store_cases import store_cases
 from bad_input_support import (
     RUN_ID,
     Case,
@@ -1195,4 +1196,5 @@ def all_cases() -> list[Case]:
         *setup_cases(),
         *calibrate_cases(),
         *profile_cases(),
+        *store_cases(),
     ]
