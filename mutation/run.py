@@ -82,17 +82,35 @@ def load_groups(path: Path) -> dict[str, dict[str, list[str]]]:
     return groups
 
 
-def load_equivalents() -> list[dict[str, str]]:
-    entries: list[dict[str, str]] = tomllib.loads((HERE / "equivalent.toml").read_text()).get(
-        "equivalent", []
-    )
+def load_equivalents() -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+    """The documented mutants, and the substitutions that are equivalent wherever they are made."""
+    data = tomllib.loads((HERE / "equivalent.toml").read_text())
+    entries: list[dict[str, str]] = data.get("equivalent", [])
+    rules: list[dict[str, str]] = data.get("equivalent_substitution", [])
     for entry in entries:
         missing = {"function", "change", "why"} - set(entry)
         if missing or not entry["why"].strip():
-            raise SystemExit(
-                f"mutation/equivalent.toml: entry {entry.get('function')!r} lacks {missing or 'why'}"
-            )
-    return entries
+            raise SystemExit(f"mutation/equivalent.toml: {entry.get('function')!r} lacks {missing or 'why'}")
+    for rule in rules:
+        missing = {"original", "mutated", "why"} - set(rule)
+        if missing or not rule["why"].strip():
+            raise SystemExit(f"mutation/equivalent.toml: {rule.get('original')!r} lacks {missing or 'why'}")
+    return entries, rules
+
+
+def substituted(survivor: Survivor, rules: list[dict[str, str]]) -> bool:
+    """True when the mutant changes one line by one documented substitution (and nothing else)."""
+    lines = survivor.change.splitlines()
+    if len(lines) != 2 or not (lines[0].startswith("-") and lines[1].startswith("+")):
+        return False
+    before, after = lines[0][1:], lines[1][1:]
+    for rule in rules:
+        start = before.find(rule["original"])
+        while start != -1:
+            if before[:start] + rule["mutated"] + before[start + len(rule["original"]) :] == after:
+                return True
+            start = before.find(rule["original"], start + 1)
+    return False
 
 
 def _toml_list(items: list[str]) -> str:
@@ -178,11 +196,15 @@ def diffs(workdir: Path, undetected: list[tuple[str, str, str]]) -> list[Survivo
         os.chdir(here)
 
 
-def explain(survivors: list[Survivor], equivalents: list[dict[str, str]]) -> tuple[list[Survivor], int]:
-    """The survivors no equivalent entry explains, and how many entries matched nothing (stale)."""
-    known = {(e["function"], e["change"].strip()) for e in equivalents}
+def explain(
+    survivors: list[Survivor], equivalents: tuple[list[dict[str, str]], list[dict[str, str]]]
+) -> tuple[list[Survivor], int]:
+    """The survivors nothing in equivalent.toml explains, and how many entries matched nothing (stale)."""
+    entries, rules = equivalents
+    known = {(e["function"], e["change"].strip()) for e in entries}
     used = {(s.function, s.change) for s in survivors} & known
-    return [s for s in survivors if (s.function, s.change) not in known], len(known - used)
+    unexplained = [s for s in survivors if (s.function, s.change) not in known and not substituted(s, rules)]
+    return unexplained, len(known - used)
 
 
 def stub(survivor: Survivor) -> str:
