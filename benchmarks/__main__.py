@@ -12,6 +12,7 @@ BENCHMARKS: list[str] = [
     "targets",
     "transport",
     "store_writes",
+    "store_transfer",
     "analysis",
     "run_efficiency",
     "record_overhead",

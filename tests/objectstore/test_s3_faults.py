@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -176,3 +177,13 @@ def test_a_server_that_keeps_throttling_stops_with_a_resumable_message(
     assert "HTTP 503" in done.output and "the store is throttling requests" in done.output
     assert "failed after 2 retries" in done.output and "run the same command again" in done.output
     assert len(proxy.seen) >= 3  # the first request and its two retries
+
+
+def test_an_unreachable_endpoint_stops_with_a_resumable_message(store: StoreEnv) -> None:
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env = store.with_(AWS_ENDPOINT_URL_S3=f"http://127.0.0.1:{port}", CASSETTE_STORE_RETRIES="1")
+    done = invoke(["store", "ls"], env)
+    assert done.exit_code == 4, done.output
+    assert f"cannot reach http://127.0.0.1:{port}" in done.output and "it resumes" in done.output
