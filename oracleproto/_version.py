@@ -25,6 +25,8 @@ HARNESS_REVISION = 2
 #:   3  ``reference-v4`` only: the majority-vote gain is undefined at n = 1 and the entropy–accuracy
 #:      buckets are equal-count thirds, as in the earlier implementation;
 #:   4  both conventions: reported sums, means, ratios, bootstrap bounds and logarithms are exact or
-#:      exactly rounded (``analysis/exact.py``), no longer left to numpy's and BLAS's summation order.
-ANALYSIS_REVISIONS: dict[str, int] = {"paper": 4, "reference-v4": 4}
+#:      exactly rounded (``analysis/exact.py``), no longer left to numpy's and BLAS's summation order;
+#:   5  both conventions: pairwise tests (paired-bootstrap p-values, Holm, Benjamini–Hochberg) and
+#:      rank stability of composite accuracy (``summary.json`` ``comparisons``, ``table_pairs``).
+ANALYSIS_REVISIONS: dict[str, int] = {"paper": 5, "reference-v4": 5}
 ANALYSIS_REVISION = max(ANALYSIS_REVISIONS.values())

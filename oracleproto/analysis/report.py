@@ -2,30 +2,16 @@
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from oracleproto.analysis import family_a as fa
 from oracleproto.analysis.answer_parser import answer_parsers, run_answer_parser
 from oracleproto.analysis.averages import trial_averages
-from oracleproto.analysis.bootstrap import (
-    RatioColumns,
-    Replicates,
-    exact_ci,
-    percentile_ci,
-    replicate_composite,
-    replicate_ratio,
-    resample_counts,
-    resample_weights,
-)
 from oracleproto.analysis.call_failures import call_failures, failure_notes
-from oracleproto.analysis.conventions import Convention, composite_weights, parse_convention
+from oracleproto.analysis.conventions import Convention, parse_convention
 from oracleproto.analysis.cost import (
     NO_COST_NOTE,
     PriceTable,
@@ -34,15 +20,16 @@ from oracleproto.analysis.cost import (
     cost_points,
     eval_questions,
 )
-from oracleproto.analysis.exact import decimal, numpy_reductions, reductions_of
+from oracleproto.analysis.exact import reductions_of
 from oracleproto.analysis.family_b import beliefs, family_b, question_mean_beliefs, trial_scores
 from oracleproto.analysis.family_c import family_c, tool_use_dependence
 from oracleproto.analysis.harness_name import run_harness_profile
 from oracleproto.analysis.names import recorded_display_names, shown_names
 from oracleproto.analysis.reader import ModelRun, RunData, read_run
 from oracleproto.analysis.revisions import earlier_consistency_rules, summary_revision
+from oracleproto.analysis.run_bootstrap import bootstrap_run
 from oracleproto.analysis.setup import models_under_test, question_distribution
-from oracleproto.analysis.trials import BUCKETS, FloatArray, IntArray
+from oracleproto.analysis.trials import BUCKETS, FloatArray
 
 SUMMARY_SCHEMA = "oracleproto-analysis/1"
 HASH_KEYS = (
@@ -83,6 +70,9 @@ class AnalysisResult:
     #: The analysis revision whose definitions computed this result (``summary.json`` records it);
     #: None: this code's revision for the convention.
     revision: int | None = None
+    #: Pairwise p-values (raw, Holm, Benjamini–Hochberg) and rank stability of composite accuracy
+    #: (``comparisons.headline_comparisons``); None for an analysis revision before they existed.
+    comparisons: dict[str, Any] | None = None
 
     def shown(self, slug: str) -> str:
         """How the tables name the model ``slug`` (a virtual slug of ``model_order``)."""
@@ -107,6 +97,8 @@ class AnalysisResult:
             "call_failures": self.call_failures,
             # Written only when the run names a profile: an older run's summary keeps its bytes.
             **({"harness_profile": self.harness_profile} if self.harness_profile is not None else {}),
+            # Written from analysis revision 5 on: a re-scored older run keeps its summary's keys.
+            **({"comparisons": self.comparisons} if self.comparisons is not None else {}),
         }
 
 
@@ -198,7 +190,9 @@ def _analyze(
         )
         entries[m.slug]["answer_parser"] = parsers[m.slug]
         notes.extend(cost_notes(m.slug, m.real_slug, entries[m.slug], prices))
-    paired = _bootstrap(run, convention, entries, bootstrap_samples, seed)
+    paired, comparisons = bootstrap_run(
+        run, convention, entries, samples=bootstrap_samples, seed=seed, revision=revision
+    )
     failures = call_failures(run)
     model_names = shown_names(run.models, names)
     if not cost_points(entries, tuple(entries)):
@@ -220,6 +214,7 @@ def _analyze(
         question_distribution=question_distribution(run),
         models_under_test=setup_models,
         revision=revision,
+        comparisons=comparisons,
     )
 
 
@@ -297,129 +292,3 @@ def _hash_chain(run: RunData) -> dict[str, Any]:
         "models": {m.slug: {key: m.run_meta.get(key) for key in HASH_KEYS} for m in run.models},
     }
     return chain
-
-
-def _bootstrap(
-    run: RunData, conv: Convention, entries: dict[str, dict[str, Any]], samples: int, seed: int
-) -> list[dict[str, Any]]:
-    """Attach CIs to every entry and return paired model differences (shared draws)."""
-    ids = sorted({q for m in run.models for q in m.table.question_ids})
-    pos = {q: i for i, q in enumerate(ids)}
-    strata = np.zeros(len(ids), dtype=np.int64)
-    for m in run.models:
-        strata[[pos[q] for q in m.table.question_ids]] = m.table.bucket
-    if samples == 0 or not ids:
-        for e in entries.values():
-            e["ci"] = {"composite_accuracy": None, "pass_at_1_avg": None}
-        return []
-    if numpy_reductions():
-        return _float_bootstrap(run, conv, entries, resample_weights(strata, samples, seed), pos)
-    counts = resample_counts(strata, samples, seed)
-    draws: dict[str, dict[str, Replicates]] = {}
-    for m in run.models:
-        idx = np.asarray([pos[q] for q in m.table.question_ids], dtype=np.int64)
-        stats = _ratio_statistics(m, conv, idx, len(ids))
-        draws[m.slug] = {key: Replicates.draw(stat, counts) for key, stat in stats.items()}
-        entries[m.slug]["ci"] = {key: exact_ci(r.approx, r.exact) for key, r in draws[m.slug].items()}
-    paired: list[dict[str, Any]] = []
-    for a, b in itertools.combinations([m.slug for m in run.models], 2):
-        for metric in ("composite_accuracy", "pass_at_1_avg"):
-            ra, rb = draws[a][metric], draws[b][metric]
-            va, vb = entries[a][metric], entries[b][metric]
-            paired.append(
-                {
-                    "a": a,
-                    "b": b,
-                    "metric": metric,
-                    "difference": None if va is None or vb is None else va - vb,
-                    "ci": exact_ci(ra.approx - rb.approx, _difference(ra, rb)),
-                }
-            )
-    return paired
-
-
-def _difference(a: Replicates, b: Replicates) -> Callable[[int], Fraction]:
-    """Replicate r of a − b, exactly (paired: both use draw r), once per distinct pair of sums."""
-    seen: dict[tuple[tuple[int, ...], tuple[int, ...]], Fraction] = {}
-
-    def value(r: int) -> Fraction:
-        key = (a.sums(r), b.sums(r))
-        if key not in seen:
-            seen[key] = a.exact(r) - b.exact(r)
-        return seen[key]
-
-    return value
-
-
-def _ratio_statistics(m: ModelRun, conv: Convention, idx: IntArray, width: int) -> dict[str, RatioColumns]:
-    """Composite accuracy and pass@1 of ``m`` as exact ratio statistics over all ``width`` questions."""
-    t = m.table
-    weights = composite_weights(conv)
-    a, d, defined = fa.exam_parts(t)
-    members = [fa.bucket_members(t.bucket, name) & defined for name in weights]
-    composite = RatioColumns(
-        np.column_stack([_embed(idx, width, np.where(rows, a, 0)) for rows in members]),
-        np.column_stack([_embed(idx, width, d, fill=1) for _ in members]),
-        np.column_stack([_embed(idx, width, rows) for rows in members]),
-        tuple(decimal(w) for w in weights.values()),
-    )
-    p_a, p_d, p_den = fa.pass_parts(t, conv)
-    pass_at_1 = RatioColumns(
-        _embed(idx, width, p_a)[:, None],
-        _embed(idx, width, p_d, fill=1)[:, None],
-        _embed(idx, width, p_den)[:, None],
-        (decimal(1.0),),
-    )
-    return {"composite_accuracy": composite, "pass_at_1_avg": pass_at_1}
-
-
-def _embed(idx: IntArray, width: int, values: Any, *, fill: int = 0) -> IntArray:
-    """A model's per-question integers placed at its questions' positions among all ``width``."""
-    out = np.full(width, fill, dtype=np.int64)
-    out[idx] = values
-    return out
-
-
-def _float_bootstrap(
-    run: RunData,
-    conv: Convention,
-    entries: dict[str, dict[str, Any]],
-    weights: FloatArray,
-    pos: dict[str, int],
-) -> list[dict[str, Any]]:
-    """The bootstrap of an analysis revision before exact reductions (BLAS products, float quantiles)."""
-    width = weights.shape[1]
-    names = list(composite_weights(conv))
-    bucket_w = np.asarray([composite_weights(conv)[b] for b in names])
-    draws: dict[str, dict[str, FloatArray]] = {}
-    for m in run.models:
-        t = m.table
-        idx = np.asarray([pos[q] for q in t.question_ids], dtype=np.int64)
-        value, defined = fa.per_question_exam(t)
-        nums = np.zeros((width, len(names)))
-        dens = np.zeros((width, len(names)))
-        for c, name in enumerate(names):
-            members = fa.bucket_members(t.bucket, name) & defined
-            nums[idx, c] = np.where(members, value, 0.0)
-            dens[idx, c] = members
-        comp = replicate_composite(replicate_ratio(weights, nums, dens), bucket_w)
-        p_num, p_den = fa.per_question_pass(t, conv)
-        num_a, den_a = np.zeros(width), np.zeros(width)
-        num_a[idx], den_a[idx] = p_num, p_den
-        p1 = replicate_ratio(weights, num_a, den_a)
-        draws[m.slug] = {"composite_accuracy": comp, "pass_at_1_avg": p1}
-        entries[m.slug]["ci"] = {key: percentile_ci(arr) for key, arr in draws[m.slug].items()}
-    paired: list[dict[str, Any]] = []
-    for a, b in itertools.combinations([m.slug for m in run.models], 2):
-        for metric in ("composite_accuracy", "pass_at_1_avg"):
-            va, vb = entries[a][metric], entries[b][metric]
-            paired.append(
-                {
-                    "a": a,
-                    "b": b,
-                    "metric": metric,
-                    "difference": None if va is None or vb is None else va - vb,
-                    "ci": percentile_ci(draws[a][metric] - draws[b][metric]),
-                }
-            )
-    return paired

@@ -15,6 +15,10 @@ EARLIER_CONSISTENCY_RULES = 3
 #: From this revision on (both conventions), reported sums, means, ratios, quantiles and logarithms
 #: are exact or exactly rounded (``analysis/exact.py``); before it numpy and BLAS computed them.
 EXACT_REDUCTIONS = 4
+#: From this revision on (both conventions), the analysis carries the pairwise tests and the rank
+#: stability of its headline metric (``comparisons.py``: ``summary.json`` ``comparisons`` and the
+#: ``table_pairs`` files); a run published before it is re-scored without them, keeping its bytes.
+HEADLINE_COMPARISONS = 5
 
 
 def summary_revision(convention: Convention | str) -> int:
@@ -30,3 +34,8 @@ def earlier_consistency_rules(convention: Convention, revision: int) -> bool:
 def exact_reductions(revision: int) -> bool:
     """Whether an analysis at ``revision`` computes its reported numbers exactly (``exact.py``)."""
     return revision >= EXACT_REDUCTIONS
+
+
+def headline_comparisons_of(revision: int) -> bool:
+    """Whether an analysis at ``revision`` reports pairwise tests and ranks of its headline metric."""
+    return revision >= HEADLINE_COMPARISONS

@@ -14,6 +14,8 @@ from typing import Any, Protocol
 from oracleproto import killpoints
 from oracleproto.analysis.model_summary import FILE_NAME as MODEL_SUMMARY_CSV
 from oracleproto.analysis.model_summary import render_model_summary
+from oracleproto.analysis.pair_tables import NAME as PAIRS_TABLE
+from oracleproto.analysis.pair_tables import PAIR_RENDERERS
 from oracleproto.analysis.report import AnalysisResult
 from oracleproto.analysis.revisions import summary_revision
 from oracleproto.analysis.setup_tables import SETUP_TABLES, render_setup
@@ -122,6 +124,9 @@ def write_analysis(
                 (tmp / f"{name}{suffix}").write_text(render(result, name, style), encoding="utf-8")
             for name in SETUP_TABLES:
                 (tmp / f"{name}{suffix}").write_text(render_setup(result, name, fmt), encoding="utf-8")
+            if result.comparisons is not None:  # analysis revision 5 on: the pairs' tests
+                pairs_suffix, render_pairs = PAIR_RENDERERS[fmt]
+                (tmp / f"{PAIRS_TABLE}{pairs_suffix}").write_text(render_pairs(result), encoding="utf-8")
         if formats in ("csv", "all"):
             (tmp / MODEL_SUMMARY_CSV).write_text(render_model_summary(result), encoding="utf-8")
         pending.wait()

@@ -93,6 +93,11 @@ COMMANDS: dict[str, LazyCommand] = {
         "init_command",
         "Write FOLDER/.env (every setting, commented, with its default) and FOLDER/oracleproto.toml.",
     ),
+    "leaderboard": _entry(
+        "leaderboard",
+        "leaderboard_command",
+        "An offline HTML leaderboard and CSV of RUN… (run dirs, run ids, bundles, 'demo'), points-f1.",
+    ),
     "plan": _entry(
         "plan",
         "plan_command",

@@ -7,9 +7,13 @@ from pathlib import Path
 
 import click
 
-from oracleproto.analysis import PriceTable, analyze_run, load_prices, parse_convention, write_analysis
+from oracleproto.analysis import PriceTable, load_prices, parse_convention, read_run, write_analysis
 from oracleproto.analysis.conventions import POINTS_F1
+from oracleproto.analysis.leakage import check_audit_run, read_audit
+from oracleproto.analysis.leakage_composite import composite_leakage, composite_lines, write_composite_leakage
 from oracleproto.analysis.names import load_display_names, unmatched_names
+from oracleproto.analysis.pair_tables import render_pairs_markdown
+from oracleproto.analysis.report import analyze
 from oracleproto.analysis.tables import BOLD_RULES, DEFAULT_STYLE, TableStyle, render_markdown
 from oracleproto.analysis.writer import FORMATS
 from oracleproto.cli.report_points_f1 import report_points_f1_command
@@ -85,6 +89,13 @@ def _usd_per_credit(ctx: click.Context, param: click.Parameter, value: float | N
     help="Bold every best value (best, the paper), only a best significantly better than the runner-up "
     "by the paired bootstrap (significant), or nothing (none).",
 )
+@click.option(
+    "--audit",
+    type=click.Path(path_type=Path, exists=True),
+    default=None,
+    help="A scored leakage audit of this run (`audit score` folder): also write each score's interval "
+    "widened by its FN/N upper bound (leakage_bounds.csv, leakage.json; paper/reference-v4 need --out).",
+)
 @click.option("--bootstrap", "samples", type=click.IntRange(min=0), default=1000, show_default=True)
 @click.option("--seed", type=int, default=20260430, show_default=True, help="Bootstrap seed.")
 @click.pass_context
@@ -101,6 +112,7 @@ def report(
     decimals: int | None,
     ci: bool,
     bold: str,
+    audit: Path | None,
     samples: int,
     seed: int,
 ) -> None:
@@ -112,13 +124,30 @@ def report(
     if usd_per_credit is not None:
         table = (table or PriceTable({})).with_credit_price(usd_per_credit)
     display_names = load_display_names(names) if names is not None else None
+    bound = read_audit(audit) if audit is not None else None
     if conv is None:  # the upstream board's contract: its own files, beside the paper's analysis
         report_points_f1_command(
-            ctx, run_dir, out=out, prices=table, display_names=display_names, samples=samples, seed=seed
+            ctx,
+            run_dir,
+            out=out,
+            prices=table,
+            display_names=display_names,
+            samples=samples,
+            seed=seed,
+            audit=bound,
         )
         return
-    result = analyze_run(
-        run_dir, conv, prices=table, bootstrap_samples=samples, seed=seed, display_names=display_names
+    if bound is not None and out is None:
+        # The run's analysis/ is sealed and regenerated from db/ alone; the audit is not part of it.
+        raise AnalysisError(
+            "--audit writes leakage bounds beside the tables, which the run's own analysis/ cannot hold "
+            "(verify regenerates it from db/ alone): give --out DIR"
+        )
+    run = read_run(run_dir)
+    if bound is not None:
+        check_audit_run(bound, run.run_id)
+    result = analyze(
+        run, conv, prices=table, bootstrap_samples=samples, seed=seed, display_names=display_names
     )
     target = out if out is not None else run_dir / "analysis"
     style = TableStyle(decimals=decimals, ci=ci, bold=bold)
@@ -128,6 +157,13 @@ def report(
         raise AnalysisError(cannot_write(target, exc)) from None
     for name in MAIN_TABLES:
         click.echo(render_markdown(result, name, style))
+    if result.comparisons is not None and result.comparisons["pairs"]:
+        click.echo(render_pairs_markdown(result))
+    if bound is not None:
+        assert out is not None
+        leak = composite_leakage(run, result, bound)
+        written += write_composite_leakage(result, leak, out)
+        click.echo(composite_lines(result, leak), nl=False)
     if style != DEFAULT_STYLE and out is None:
         click.echo(
             "note: styled tables (--decimals/--ci/--bold) replaced the run's analysis/, which `verify` "

@@ -15,6 +15,7 @@ import click
 from click.core import ParameterSource
 
 from oracleproto.analysis.cost import PriceTable
+from oracleproto.analysis.leakage import AuditBound
 from oracleproto.errors import AnalysisError
 from oracleproto.oserrors import cannot_write
 
@@ -36,21 +37,31 @@ def report_points_f1_command(
     display_names: Mapping[str, str] | None,
     samples: int,
     seed: int,
+    audit: AuditBound | None = None,
 ) -> None:
     """Compute and write the points-f1 files, print the table and the notes."""
     # Imported here: the points-f1 modules are needed only by this convention.
     from oracleproto.analysis.points_f1 import ITERATIONS, SEED, report_points_f1
+    from oracleproto.analysis.points_f1.leakage import leakage_markdown
     from oracleproto.analysis.points_f1.markdown import points_f1_markdown
 
     iterations = samples if _given(ctx, "samples") else ITERATIONS
     chosen_seed = seed if _given(ctx, "seed") else SEED
     try:
-        result, target, written = report_points_f1(
-            run_dir, out, prices=prices, display_names=display_names, iterations=iterations, seed=chosen_seed
+        result, target, written, leak = report_points_f1(
+            run_dir,
+            out,
+            prices=prices,
+            display_names=display_names,
+            iterations=iterations,
+            seed=chosen_seed,
+            audit=audit,
         )
     except OSError as exc:  # written atomically: nothing of a failed write is left behind
         raise AnalysisError(cannot_write(out or run_dir / "analysis", exc)) from None
     click.echo(points_f1_markdown(result), nl=False)
+    if leak is not None:
+        click.echo(leakage_markdown(result, leak), nl=False)
     ignored = [f"--{'format' if n == 'fmt' else n}" for n in PAPER_ONLY_OPTIONS if _given(ctx, n)]
     if ignored:
         click.echo(

@@ -110,11 +110,19 @@ def _pulled(resolved: ResolvedIndex, root: Path, fetched: int, fetched_bytes: in
     )
 
 
+def _idle_side(path: Path) -> bool:
+    """SQLite's files beside a WAL-mode DB that a read-only open leaves and that hold no data: the
+    shared-memory index, and an empty write-ahead log (a non-empty one could change what is read)."""
+    return path.name.endswith("-shm") or (path.name.endswith("-wal") and path.stat().st_size == 0)
+
+
 def _intact(root: Path, index: RunIndex) -> bool:
     """Every file of a laid-out run still hashes to the index (nothing edited, nothing added)."""
     run_dir = root / "run" / index.run_id
     expected = {rel: (ref.sha256, ref.size) for rel, ref in index.files.items()}
-    present = {p.relative_to(run_dir).as_posix() for p in run_dir.rglob("*") if p.is_file()}
+    present = {
+        p.relative_to(run_dir).as_posix() for p in run_dir.rglob("*") if p.is_file() and not _idle_side(p)
+    }
     if present != set(expected):
         return False
     if any(hash_file(run_dir / rel) != want for rel, want in expected.items()):

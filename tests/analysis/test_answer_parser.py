@@ -97,7 +97,8 @@ def test_report_prints_the_mode_on_the_terminal(tmp_path: Path) -> None:
     )
     result = CliRunner().invoke(cli, ["report", str(run), "--bootstrap", "0", "--format", "md"])
     assert result.exit_code == 0, result.output
-    assert result.stdout.count("Convention: `paper` · answer parser: `strict`") == 3
+    # one line per table: performance, counts, per-bucket, pairwise tests
+    assert result.stdout.count("Convention: `paper` · answer parser: `strict`") == 4
 
 
 def test_a_hedge_stored_by_algorithm2_scores_wrong(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Golden snapshots of every table (Tables 1–5) and summary.json, both conventions, n = 1, 3 and 5."""
+"""Golden snapshots of every table (Tables 1–5, the pairs) and summary.json, both conventions, n = 1, 3, 5."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from conftest import main_spec
 from syrupy.assertion import SnapshotAssertion
 
 from oracleproto.analysis.cost import load_prices
+from oracleproto.analysis.pair_tables import PAIR_RENDERERS
 from oracleproto.analysis.report import analyze_run
 from oracleproto.analysis.setup_tables import SETUP_TABLES, render_setup
 from oracleproto.analysis.tables import RENDERERS, TABLES
@@ -78,3 +79,5 @@ def test_golden_outputs(
     for fmt, (suffix, _) in sorted(RENDERERS.items()):
         for name in SETUP_TABLES:
             assert render_setup(result, name, fmt) == snapshot(name=f"{name}{suffix}")
+    for suffix, render_pairs in sorted(PAIR_RENDERERS.values()):
+        assert render_pairs(result) == snapshot(name=f"table_pairs{suffix}")

@@ -53,6 +53,7 @@ def test_cli_reference_convention_and_single_format(main_run: Path, tmp_path: Pa
         "table4_buckets.csv",
         "table5_consistency.csv",
         "table_counts.csv",
+        "table_pairs.csv",
     ]
     row = (out / "table3_overall.csv").read_text(encoding="utf-8").splitlines()[1]
     assert row.endswith(",reference-v4,algorithm2")
@@ -78,7 +79,8 @@ def test_outputs_are_byte_identical(main_run: Path, prices_file: Path, tmp_path:
     prices = load_prices(prices_file)
     first = write_analysis(analyze_run(main_run, prices=prices, bootstrap_samples=100), tmp_path / "a")
     write_analysis(analyze_run(main_run, prices=prices, bootstrap_samples=100), tmp_path / "b")
-    assert len(first) == 27  # marker, summary, 6 tables × 3 formats, per-model summary, 3 plots × 2
+    # marker, summary, 7 tables (table_pairs among them) × 3 formats, per-model summary, 3 plots × 2
+    assert len(first) == 30
     assert digests(tmp_path / "a") == digests(tmp_path / "b")
     svg = (tmp_path / "a" / "cost_vs_composite.svg").read_text(encoding="utf-8")
     assert "<dc:date>" not in svg

@@ -57,7 +57,24 @@ def _edit_table(run: Path) -> None:
 def test_the_committed_demo_is_written_by_the_current_revision(demo_run: Path) -> None:
     summary = json.loads(_summary(demo_run).read_text(encoding="utf-8"))
     assert summary["convention"] == "paper"
-    assert published_revision(demo_run / "analysis") == PAPER_REVISION == ANALYSIS_REVISION == 4
+    assert published_revision(demo_run / "analysis") == PAPER_REVISION == ANALYSIS_REVISION == 5
+    assert summary["comparisons"]["metric"] == "composite_accuracy"
+
+
+def test_a_run_published_at_revision_4_verifies_by_its_numbers(demo_copy: Path) -> None:
+    """Revision 5 added the comparisons (a summary key and table_pairs): a run published at
+    revision 4, without them, is re-scored by revision 4's definitions, and passes."""
+    _publish_as_revision(demo_copy, 4)
+    for table in (demo_copy / "analysis").glob("table_pairs.*"):
+        table.unlink()
+    published = json.loads(_summary(demo_copy).read_text(encoding="utf-8"))
+    assert published["analysis_revision"] == 4 and "comparisons" not in published
+    checks = _analysis_checks(verify_run(demo_copy))
+    assert checks["analysis/summary.json"] == (
+        "pass",
+        "written by analysis revision 4; every published number agrees with db/",
+    )
+    assert checks["analysis/ tables and plots"][0] == "skip"
 
 
 def test_an_older_revision_is_checked_by_numbers_not_bytes(demo_copy: Path) -> None:

@@ -24,6 +24,9 @@ from oracleproto.verify.findings import (
         (b"xy\nabcd", b"xy\nabZd", "byte offset 5 (line 2, column 3)"),
         (b"a\nb\nc", b"a\nb\nX", "byte offset 4 (line 3, column 1)"),
         (b"Xbc", b"abc", "byte offset 0 (line 1, column 1)"),
+        # A newline at offset 0 is counted; one after the difference is not the line's start.
+        (b"\nXb", b"\nab", "byte offset 1 (line 2, column 1)"),
+        (b"aX\ncd", b"ab\ncd", "byte offset 1 (line 1, column 2)"),
         (b"ab", b"abc", "byte offset 2 (line 1, column 3): lengths differ (2 vs 3)"),
         (b"a\nbc", b"a\nb", "byte offset 3 (line 2, column 2): lengths differ (4 vs 3)"),
         (b"same", b"same", "byte offset 4 (line 1, column 5)"),

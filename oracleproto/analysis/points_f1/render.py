@@ -107,7 +107,8 @@ def cell(value: Any) -> str:
     return str(value)
 
 
-def _csv(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+def csv_text(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A CSV file of ``rows`` under ``header``, each value a :func:`cell`."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(header)
@@ -131,7 +132,7 @@ def score_summary_csv(result: PointsF1Result) -> str:
                 reason,
             ]
         )
-    return _csv([*SUMMARY_COLUMNS, *COST_COLUMNS, *EXTRA_COLUMNS], rows)
+    return csv_text([*SUMMARY_COLUMNS, *COST_COLUMNS, *EXTRA_COLUMNS], rows)
 
 
 def score_by_type_csv(result: PointsF1Result) -> str:
@@ -152,7 +153,7 @@ def score_by_type_csv(result: PointsF1Result) -> str:
                     values["random_score"],
                 ]
             )
-    return _csv(BY_TYPE_COLUMNS, rows)
+    return csv_text(BY_TYPE_COLUMNS, rows)
 
 
 def pair_rows(result: PointsF1Result) -> list[dict[str, Any]]:
@@ -184,7 +185,7 @@ def score_pairs_csv(result: PointsF1Result) -> str:
         [result.shown(r["model_a"]), result.shown(r["model_b"]), *(r[c] for c in PAIR_COLUMNS[2:])]
         for r in pair_rows(result)
     ]
-    return _csv(PAIR_COLUMNS, rows)
+    return csv_text(PAIR_COLUMNS, rows)
 
 
 def score_ranks_csv(result: PointsF1Result) -> str:
@@ -208,7 +209,7 @@ def score_ranks_csv(result: PointsF1Result) -> str:
                 *(ranks.p_rank(slug, r) for r in range(1, len(models) + 1)),
             ]
         )
-    return _csv(header, rows)
+    return csv_text(header, rows)
 
 
 def selection_csv(result: PointsF1Result) -> str:
@@ -225,7 +226,7 @@ def selection_csv(result: PointsF1Result) -> str:
         [result.shown(slug), *(result.diagnostics[slug][c] for c in header[1:])]
         for slug in result.model_order
     ]
-    return _csv(header, rows)
+    return csv_text(header, rows)
 
 
 def points_f1_block(result: PointsF1Result) -> dict[str, Any]:

@@ -13,8 +13,18 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from oracleproto.analysis.cost import PriceTable
+from oracleproto.analysis.leakage import (
+    BOUNDS_FILE,
+    LEAKAGE_FILE,
+    AuditBound,
+    Leakage,
+    bounds_csv,
+    check_audit_run,
+    leakage_json,
+)
 from oracleproto.analysis.points_f1.compute import PointsF1Result, analyze_points_f1
-from oracleproto.analysis.points_f1.contract import ITERATIONS, SEED
+from oracleproto.analysis.points_f1.contract import ITERATIONS, NAME, SEED
+from oracleproto.analysis.points_f1.leakage import points_f1_leakage, points_f1_rows
 from oracleproto.analysis.points_f1.markdown import points_f1_markdown
 from oracleproto.analysis.points_f1.render import (
     score_by_type_csv,
@@ -42,8 +52,12 @@ FILES: dict[str, Callable[[PointsF1Result], str]] = {
 }
 
 
-def write_points_f1(result: PointsF1Result, out: Path) -> list[Path]:
-    """Write every points-f1 file into ``out`` (replacing an earlier points-f1 output only)."""
+def write_points_f1(result: PointsF1Result, out: Path, extra: Mapping[str, str] | None = None) -> list[Path]:
+    """Write every points-f1 file into ``out`` (replacing an earlier points-f1 output only).
+
+    ``extra``: more files (name → text) written with them, e.g. the leakage bound's.
+    """
+    files = {name: render(result) for name, render in FILES.items()} | dict(extra or {})
     out = Path(out)
     if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / MARKER).exists())):
         raise AnalysisError(
@@ -54,13 +68,13 @@ def write_points_f1(result: PointsF1Result, out: Path) -> list[Path]:
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
     try:
         (tmp / MARKER).write_text("convention=points-f1\n", encoding="utf-8")
-        for name, render in FILES.items():
-            (tmp / name).write_text(render(result), encoding="utf-8")
+        for name, text in files.items():
+            (tmp / name).write_text(text, encoding="utf-8")
         swap_directory(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    return [out / name for name in sorted(FILES)]
+    return [out / name for name in sorted(files)]
 
 
 def report_points_f1(
@@ -71,10 +85,26 @@ def report_points_f1(
     display_names: Mapping[str, str] | None = None,
     iterations: int = ITERATIONS,
     seed: int = SEED,
-) -> tuple[PointsF1Result, Path, list[Path]]:
-    """``oracleproto report RUN --convention points-f1``: compute, write, return what was written."""
+    audit: AuditBound | None = None,
+) -> tuple[PointsF1Result, Path, list[Path], Leakage | None]:
+    """``oracleproto report RUN --convention points-f1``: compute, write, return what was written.
+
+    With ``audit`` (the run's scored leakage audit), the leakage bound of every model is written
+    too (``leakage_bounds.csv``, ``leakage.json``) and returned.
+    """
+    run = read_run(Path(run_dir))
     result = analyze_points_f1(
-        read_run(Path(run_dir)), prices=prices, display_names=display_names, iterations=iterations, seed=seed
+        run, prices=prices, display_names=display_names, iterations=iterations, seed=seed
     )
+    leak = None
+    extra: dict[str, str] = {}
+    if audit is not None:
+        check_audit_run(audit, run.run_id)
+        leak = points_f1_leakage(result, dict.fromkeys(result.model_order, audit))
+        rows = points_f1_rows(result, leak)
+        extra = {
+            BOUNDS_FILE: bounds_csv(rows, result.shown),
+            LEAKAGE_FILE: leakage_json([result.run_id], NAME, leak, rows),
+        }
     target = out if out is not None else Path(run_dir) / "analysis" / SUBDIR
-    return result, target, write_points_f1(result, target)
+    return result, target, write_points_f1(result, target, extra), leak
