@@ -14,10 +14,11 @@ from oracleproto.analysis.points_f1.leakage import points_f1_leakage
 from oracleproto.errors import AnalysisError, OracleprotoError
 from oracleproto.leaderboard.document import build_board_document
 from oracleproto.leaderboard.page import render_board_page
+from oracleproto.leaderboard.publish import check_out, publish
 from oracleproto.leaderboard.sources import Board, Source, merge, opened_sources
 from oracleproto.leaderboard.table_csv import leaderboard_csv
 from oracleproto.view.document import build_document
-from oracleproto.view.page import render_page, write_page
+from oracleproto.view.page import render_page
 
 PAGE = "leaderboard.html"
 CSV = "leaderboard.csv"
@@ -78,11 +79,12 @@ def build_leaderboard(
     views: bool = True,
     progress: Progress = _quiet,
 ) -> BoardOutput:
-    """Score the runs ``refs`` (``(as given, path)``) as one board and write it into ``out``."""
-    if out.exists() and not out.is_dir():
-        raise AnalysisError(
-            f"--out {out} is a file: give a folder for the page, the CSV and the viewer pages"
-        )
+    """Score the runs ``refs`` (``(as given, path)``) as one board and write it into ``out``.
+
+    Every file is rendered before anything is written, then all of them are put in place at once
+    (``publish.py``): a failure leaves ``out`` as it was.
+    """
+    check_out(out)
     with opened_sources(refs) as sources:
         progress("reading the runs")
         board = merge(sources)
@@ -96,11 +98,9 @@ def build_leaderboard(
             leak = points_f1_leakage(result, covered)
         viewers = _viewer_pages(sources, progress, result.notes) if views else {}
         document = build_board_document(board, result, leak, viewers_written=set(viewers))
-        written = [
-            write_page(render_board_page(document), out / PAGE),
-            write_page(leaderboard_csv(document), out / CSV),
-        ]
-        written += [write_page(page, out / name) for name, page in viewers.items()]
+        files = {PAGE: render_board_page(document), CSV: leaderboard_csv(document), **viewers}
+    progress(f"writing {out}")
+    written = publish(files, out)
     return BoardOutput(out, written, result, document)
 
 

@@ -27,21 +27,39 @@ VIEWER_NAME = "oracleproto-view-{label}.html"
 
 @dataclass(frozen=True)
 class Source:
-    """One run of the board: how the user named it, where it was read from, what was read."""
+    """One run of the board: how the user named it, where it was read from, what was read.
+
+    ``viewer`` is the file name of its viewer page beside the board: ``view``'s default name made
+    safe (:func:`viewer_names`), so a row's link is a plain relative file name and a fragment.
+    """
 
     ref: str
     opened: OpenedRun
     data: RunData
+    viewer: str
 
     @property
     def run_id(self) -> str:
         """The run id its manifest names."""
         return self.data.run_id
 
-    @property
-    def viewer(self) -> str:
-        """The file name of its viewer page beside the board (``view``'s default name, made safe)."""
-        return VIEWER_NAME.format(label=_UNSAFE.sub("_", self.run_id) or "run")
+
+def viewer_names(run_ids: Sequence[str]) -> list[str]:
+    """Each run's viewer file name: ``oracleproto-view-<run id>.html``, unique among the runs.
+
+    A run id from a stranger's manifest may hold any character: everything outside ``[A-Za-z0-9._-]``
+    becomes ``_`` (nothing that moves a URL or a path), and two ids that become the same name are
+    told apart by a ``-2``, ``-3``… suffix in the order given.
+    """
+    names: list[str] = []
+    for run_id in run_ids:
+        label = _UNSAFE.sub("_", run_id) or "run"
+        name, k = VIEWER_NAME.format(label=label), 1
+        while name in names:
+            k += 1
+            name = VIEWER_NAME.format(label=f"{label}-{k}")
+        names.append(name)
+    return names
 
 
 @dataclass(frozen=True)
@@ -60,11 +78,12 @@ class Board:
 def opened_sources(refs: Sequence[tuple[str, Path]]) -> Iterator[list[Source]]:
     """Open and read every ``(ref, path)``; bundles stay extracted until the block ends."""
     with ExitStack() as stack:
-        sources = []
+        read = []
         for ref, path in refs:
             opened = stack.enter_context(opened_run(path))
-            sources.append(Source(ref, opened, read_run(opened.root)))
-        yield sources
+            read.append((ref, opened, read_run(opened.root)))
+        names = viewer_names([data.run_id for _, _, data in read])
+        yield [Source(ref, opened, data, name) for (ref, opened, data), name in zip(read, names, strict=True)]
 
 
 def merge(sources: Sequence[Source]) -> Board:
@@ -72,19 +91,23 @@ def merge(sources: Sequence[Source]) -> Board:
     first = sources[0]
     problems: list[str] = []
     seen_runs: dict[str, str] = {}
+    distinct: list[Source] = []
     for source in sources:
         if source.run_id in seen_runs:
             problems.append(
-                f"run {source.run_id} is given twice ({seen_runs[source.run_id]} and {source.ref})"
+                f"run {source.run_id} is given twice ({seen_runs[source.run_id]} and {source.ref}): "
+                "give it once"
             )
+        else:
+            distinct.append(source)
         seen_runs.setdefault(source.run_id, source.ref)
-    for source in sources[1:]:
+    for source in distinct[1:]:
         found = differences(first.data, source.data)
         if found:
             listed = "\n".join(f"    {d}" for d in found)
             problems.append(f"run {source.run_id} ({source.ref}) differs from run {first.run_id}:\n{listed}")
     origin: dict[str, Source] = {}
-    for source in sources:
+    for source in distinct:
         for model in source.data.models:
             if model.slug in origin:
                 problems.append(

@@ -8,9 +8,11 @@ from typing import Any
 
 from oracleproto.analysis.trials import BUCKETS
 
+#: ``model`` is the display name, ``slug`` the model configuration (``real/slug::rR::cC``).
 COLUMNS = (
     "rank",
     "model",
+    "slug",
     "run_id",
     "score",
     "score_ci_low",
