@@ -1,19 +1,28 @@
 """Leakage-adjusted intervals (issue 29 §4): a leakage audit's bound carried into the scores.
 
-The rule (docs/design.md, "Leakage-adjusted intervals"): the audit (``audit score``) estimates
-the per-test-item residual leakage rate FN/N — the paper's measure, one search result drawn per
-(model, question, sample) and labelled blind to the detector — with a Wilson 95 % interval. Its
-upper bound u bounds the share of a model's scored trials that read a leak the detector missed:
-at most L = ⌈u·T⌉ of its T trials. In the worst case every such leak turned a wrong answer right,
-and the leaks fell on the trials that earned the most: without them those L trials would have
-earned nothing. So the score could be lower by at most Δ = the sum of the model's L largest
-per-trial contributions to the score (a trial's credit times its weight in the score), and the
-interval widens to [max(0, low − Δ), high]. The upper end stays: under this rule a leak only
-helps. A pair a ranked above b could flip when score_a − Δ_a ≤ score_b (b's own leaks, if any,
-would only lower b, so the worst case for the order leaves b as it is).
+The rule (docs/design.md, "Leakage-adjusted intervals"). ``audit score`` measures the residual
+leakage rate FN/N — N labelled audit items, one search result drawn per test item (model,
+question, sample), FN those the detector kept and a human labelled a leak — and writes its Wilson
+95 % interval (``audit_summary.json`` ``fn_rate_ci``). Its upper end u is the bound used here,
+recomputed from ``fn`` and ``n`` (the file rounds it to 6 decimals).
 
-Everything is exact: contributions are Fractions, u is the exact value of its double, and Δ is
-rounded once when written.
+A model's score is a sum of per-trial contributions c_i ≥ 0 over its T graded trials (a trial's
+credit times its weight in the score; ``leakage_composite.py``, ``points_f1/leakage.py``). Suppose
+a share u of those trials read a leak the detector missed, and in the worst case every such leak
+turned a wrong answer right: without it, the trial would have earned nothing. The largest loss of
+score is then Δ = max Σ f_i·c_i over 0 ≤ f_i ≤ 1 with Σ f_i ≤ u·T: the ⌊u·T⌋ largest
+contributions plus the fraction u·T − ⌊u·T⌋ of the next one (u·T need not be a whole number; this
+is also the largest *expected* loss when each trial is leaked with some probability and the
+expected share of leaked trials is u). The interval widens to [max(0, low − Δ), high] — the upper
+end stays: under this rule a leak only helps — and the point value's worst case is value − Δ ≥ 0.
+
+A pair a, b with value_a > value_b is flagged as an order the bound could flip when
+value_a − Δ_a ≤ value_b: a's leaks alone could bring it to (a tie) or below b. b keeps its value,
+the worst case for the order (b's own leaks could only lower b). Models tied on their point value
+have no order to flip; a model no audit covers never falls, a model without a value is left out.
+
+Everything is exact: contributions are Fractions, u is the exact value of its double, and the
+numbers are rounded once when written.
 """
 
 from __future__ import annotations
@@ -37,6 +46,7 @@ META_FILE = "audit.json"
 #: What ``report --audit`` writes beside the scores.
 BOUNDS_FILE = "leakage_bounds.csv"
 LEAKAGE_FILE = "leakage.json"
+_COUNTS = ("tp", "tn", "fp", "fn", "n")
 
 
 @dataclass(frozen=True)
@@ -47,7 +57,7 @@ class AuditBound:
     run_id: str | None
     fn: int
     n: int
-    #: The Wilson 95 % upper bound of FN/N, recomputed from the counts (the file rounds it).
+    #: The upper end of the Wilson 95 % interval of FN/N, recomputed from the counts.
     upper: float
     #: Models the audit drew its items from (``audit.json``), None when that file is absent.
     models: tuple[str, ...] | None = None
@@ -67,28 +77,54 @@ class AuditBound:
 def _count(document: dict[str, Any], key: str, where: Path) -> int:
     value = document.get(key)
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise AnalysisError(f"{where}: {key!r} must be a count (an integer >= 0), got {value!r}")
+        raise AnalysisError(
+            f"{where}: {key!r} must be a count (an integer >= 0), got {value!r}: not an `audit score` "
+            "summary, or a damaged one; score the audit again (`oracleproto audit score DIR`)"
+        )
     return value
 
 
-def read_audit(path: Path) -> AuditBound:
-    """The bound of a scored audit: its folder (or its ``audit_summary.json``)."""
-    folder = path if path.is_dir() else path.parent
-    summary = path / SUMMARY_FILE if path.is_dir() else path
-    if not summary.is_file():
+def _summary_path(path: Path) -> tuple[Path, Path]:
+    """(the audit folder, its summary file) of what ``--audit`` was given."""
+    if path.is_dir():
+        return path, path / SUMMARY_FILE
+    if path.name != SUMMARY_FILE:
         raise AnalysisError(
-            f"{summary} is missing: --audit takes an audit folder scored with "
-            f"`oracleproto audit score {folder}` (it writes {SUMMARY_FILE})"
+            f"{path} is not an audit: --audit takes an audit folder (or its {SUMMARY_FILE}) scored with "
+            "`oracleproto audit score DIR`"
+        )
+    return path.parent, path
+
+
+def _read_summary(summary: Path, folder: Path) -> dict[str, Any]:
+    if not summary.is_file():
+        sampled = (folder / META_FILE).is_file()
+        state = "has not been scored yet" if sampled else "is not an audit folder (no audit.json either)"
+        raise AnalysisError(
+            f"{folder} {state}: {SUMMARY_FILE} is missing. --audit takes an audit folder scored with "
+            f"`oracleproto audit score {folder}` (after `audit sample` and labelling)"
         )
     try:
         document = json.loads(summary.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
-        raise AnalysisError(f"{summary}: not a JSON audit summary ({exc})") from None
+        raise AnalysisError(f"{summary}: not a JSON audit summary ({exc}); score the audit again") from None
+    except OSError as exc:
+        raise AnalysisError(f"{summary}: cannot be read ({exc.strerror or exc})") from None
     if not isinstance(document, dict):
         raise AnalysisError(f"{summary}: expected a JSON object (an `audit score` summary)")
-    fn, n = _count(document, "fn", summary), _count(document, "n", summary)
-    if fn > n:
-        raise AnalysisError(f"{summary}: fn = {fn} is more than n = {n}")
+    return document
+
+
+def read_audit(path: Path) -> AuditBound:
+    """The bound of a scored audit: its folder (or its ``audit_summary.json``)."""
+    folder, summary = _summary_path(path)
+    document = _read_summary(summary, folder)
+    tp, tn, fp, fn, n = (_count(document, key, summary) for key in _COUNTS)
+    if tp + tn + fp + fn != n:
+        raise AnalysisError(
+            f"{summary}: tp + tn + fp + fn = {tp + tn + fp + fn} is not n = {n}: a damaged or edited "
+            "summary; score the audit again (`oracleproto audit score DIR`)"
+        )
     interval = wilson_interval(fn, n)
     if interval is None:
         raise AnalysisError(
@@ -96,13 +132,13 @@ def read_audit(path: Path) -> AuditBound:
             "nothing; label items (`oracleproto audit label`) and score again"
         )
     run_id = document.get("run_id")
+    if not isinstance(run_id, str) or not run_id:
+        raise AnalysisError(
+            f"{summary}: names no run (run_id {run_id!r}), so it cannot be matched to the run it audits; "
+            "sample the audit with `oracleproto audit sample RUN --out DIR`, label it and score it"
+        )
     return AuditBound(
-        where=folder,
-        run_id=run_id if isinstance(run_id, str) else None,
-        fn=fn,
-        n=n,
-        upper=interval[1],
-        models=_audited_models(folder / META_FILE),
+        where=folder, run_id=run_id, fn=fn, n=n, upper=interval[1], models=_audited_models(folder / META_FILE)
     )
 
 
@@ -114,6 +150,17 @@ def check_audit_run(audit: AuditBound, run_id: str) -> None:
     raise AnalysisError(
         f"the audit in {audit.where} {sampled}, not from run {run_id}: attach an audit to the run it "
         f"audits (`oracleproto audit sample {run_id} --out DIR`, label, `audit score DIR`)"
+    )
+
+
+def audit_note(audit: AuditBound, models: Sequence[str]) -> str | None:
+    """A note when the audit sampled only some of the models its rate is applied to."""
+    sampled = audit.models
+    if sampled is None or set(models) <= set(sampled):
+        return None
+    return (
+        f"the audit in {audit.where} sampled {len(sampled)} of the run's {len(models)} models; its FN/N "
+        "bound is applied to every model of the run"
     )
 
 
@@ -129,31 +176,33 @@ def _audited_models(meta: Path) -> tuple[str, ...] | None:
     return tuple(models)
 
 
-def leaked_trials(upper: float, trials: int) -> int:
-    """L = ⌈u·T⌉: the most trials that may have read a missed leak (u exactly as its double)."""
-    return min(trials, math.ceil(Fraction(upper) * trials))
-
-
 @dataclass(frozen=True)
 class LeakBound:
-    """One model's worst case: T scored trials, at most L leaked, the score lower by at most Δ."""
+    """One model's worst case: T graded trials, u·T of them leaked, the score lower by at most Δ."""
 
     trials: int
-    leaked: int
+    #: u·T, exactly (not rounded to a whole number of trials).
+    leaked: Fraction
     loss: Fraction
 
 
 def leak_bound(contributions: Sequence[Fraction], upper: float) -> LeakBound:
-    """Δ = the sum of the L largest per-trial contributions (L = ⌈u·T⌉, T = their number)."""
-    leaked = leaked_trials(upper, len(contributions))
-    largest = heapq.nlargest(leaked, contributions)
-    return LeakBound(len(contributions), leaked, sum(largest, Fraction(0)))
+    """Δ: the ⌊u·T⌋ largest contributions and the fraction u·T − ⌊u·T⌋ of the next (T = their number)."""
+    if not 0 <= upper <= 1:
+        raise ValueError(f"a rate bound must be in [0, 1], got {upper}")
+    leaked = Fraction(upper) * len(contributions)
+    whole = math.floor(leaked)
+    largest = heapq.nlargest(whole + 1, contributions)
+    loss = sum(largest[:whole], Fraction(0))
+    if whole < len(largest):
+        loss += (leaked - whole) * largest[whole]
+    return LeakBound(len(contributions), leaked, loss)
 
 
 def could_flip(
     order: Sequence[str], point: Mapping[str, Fraction | float], loss: Mapping[str, Fraction]
 ) -> list[tuple[str, str]]:
-    """Pairs (a, b), a scoring above b, whose order the bound could flip: score_a − Δ_a ≤ score_b.
+    """Pairs (a, b), a scoring above b, whose order the bound could flip: value_a − Δ_a ≤ value_b.
 
     Models without a point value are left out; a model without a bound (no audit covers it) never
     falls. Pairs follow ``order``, the higher-scoring model first.
@@ -215,11 +264,12 @@ COLUMNS = (
     "could_fall_below",
 )
 RULE = (
-    "worst case: at most ceil(u*T) of a model's T scored trials read a leak the detector missed "
-    "(u: the audit's Wilson 95% upper bound of FN/N), each turned a wrong answer right, and they were "
-    "the trials that contributed most; the value could be lower by the sum of those contributions, "
-    "so the interval widens to [max(0, low - that), high]; a higher-ranked model whose lowered value "
-    "reaches the lower-ranked one's could flip the order"
+    "u = the upper end of the audit's Wilson 95% interval of FN/N; worst case: a share u of a model's "
+    "T graded trials (u*T, not rounded) read a leak the detector missed and each turned a wrong answer "
+    "right, on the trials that contributed most to the value; the value could be lower by the sum of "
+    "the floor(u*T) largest per-trial contributions plus the fraction u*T - floor(u*T) of the next "
+    "(loss), so the interval widens to [max(0, ci_low - loss), ci_high]; a pair a above b (value_a > "
+    "value_b) could flip when value_a - loss_a <= value_b"
 )
 
 
@@ -229,7 +279,7 @@ def bound_rows(
     point: Mapping[str, Fraction | float | None],
     interval: Mapping[str, tuple[float, float] | None],
 ) -> list[dict[str, Any]]:
-    """One row per model of ``order`` (bound columns None where no audit covers it)."""
+    """One row per model of ``order`` (bound columns None where no audit covers it or no value)."""
     rows = []
     for slug in order:
         bound, value, ci = leak.bounds.get(slug), point.get(slug), interval.get(slug)
@@ -257,7 +307,8 @@ def _cell(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, Fraction | float):
-        return repr(round(float(value), 6))
+        rounded = round(float(value), 6)
+        return repr(0.0 if rounded == 0 else rounded)
     return str(value)
 
 
@@ -301,26 +352,62 @@ def leakage_json(
     return json.dumps(_plain(document), sort_keys=True, indent=2, ensure_ascii=False) + "\n"
 
 
-def bound_lines(
-    leak: Leakage, rows: Sequence[Mapping[str, Any]], shown: Callable[[str], str], decimals: int
-) -> str:
-    """What ``report --audit`` prints under the tables: each model's bound, the orders that could flip."""
-    lines = [
-        "",
-        f"Leakage-adjusted {leak.metric} (worst case: every missed leak turned a wrong answer right):",
-    ]
-    for r in rows:
-        name = shown(r["model"])
-        if r["trials"] is None:
-            lines.append(f"- {name}: no audit covers it")
-            continue
-        audit = leak.audits[r["model"]]
-        low = "—" if r["ci_leak_low"] is None else f"{float(r['ci_leak_low']):.{decimals}f}"
-        lines.append(
-            f"- {name}: FN/N = {audit.fn}/{audit.n} (upper {audit.upper:.4f}): at most "
-            f"{r['leaked_trials_bound']} of {r['trials']} trials, at most "
-            f"{float(r['leak_loss_max']):.{decimals}f} lower; widened 95% CI low {low}"
+@dataclass(frozen=True)
+class Shown:
+    """How :func:`bound_lines` prints: the metric's name and column, its decimals, names, why a value
+    is missing."""
+
+    label: str
+    column: str
+    decimals: int
+    name: Callable[[str], str]
+    missing: Mapping[str, str]
+
+
+def _number(value: Any, decimals: int) -> str:
+    return "—" if value is None else f"{float(value):.{decimals}f}"
+
+
+def _interval(low: Any, high: Any, decimals: int) -> str:
+    return "—" if low is None or high is None else f"[{_number(low, decimals)}, {_number(high, decimals)}]"
+
+
+def _bound_row(leak: Leakage, r: Mapping[str, Any], shown: Shown) -> str:
+    name, d = shown.name(r["model"]).replace("|", "&#124;"), shown.decimals
+    if r["value"] is None or r["trials"] is None:
+        why = shown.missing.get(r["model"]) or (
+            f"no {shown.label}" if r["value"] is None else "no audit covers it"
         )
-    flips = [f"{shown(a)} above {shown(b)}" for a, b in leak.flips]
-    lines.append(f"Orders the bound could flip: {', '.join(flips) or 'none'}.")
+        cells = [name, _number(r["value"], d), _interval(r["ci_low"], r["ci_high"], d), why, "", "", "", ""]
+        return "| " + " | ".join(cells) + " |"
+    below = ", ".join(shown.name(m) for m in r["could_fall_below"]) or "—"
+    return (
+        f"| {name} | {_number(r['value'], d)} | {_interval(r['ci_low'], r['ci_high'], d)} "
+        f"| {float(r['leaked_trials_bound']):.2f} of {r['trials']} | {_number(r['leak_loss_max'], d)} "
+        f"| {_number(r['value_leak_low'], d)} | {_interval(r['ci_leak_low'], r['ci_high'], d)} | {below} |"
+    )
+
+
+def bound_lines(leak: Leakage, rows: Sequence[Mapping[str, Any]], shown: Shown) -> str:
+    """What ``report --audit`` prints under the tables: a Markdown table and the orders that could flip."""
+    audits = {a.where.as_posix(): a for a in leak.audits.values()}
+    lines = ["", f"### Leakage-adjusted {shown.label}", ""]
+    for where in sorted(audits):
+        a = audits[where]
+        lines.append(
+            f"Audit {where} (run {a.run_id}): FN/N = {a.fn}/{a.n}, Wilson 95% upper bound u = {a.upper:.4f}."
+        )
+    lines += [
+        "",
+        f"| Model | {shown.column} | 95% CI | Leaked trials ≤ u·T | Max loss Δ | {shown.column} − Δ "
+        "| Leak-adjusted 95% CI | Could fall to or below |",
+        "|---|---:|---|---:|---:|---:|---|---|",
+        *(_bound_row(leak, r, shown) for r in rows),
+        "",
+        "Worst case: every missed leak turned a wrong answer right, on the trials that earned most; "
+        "the interval's low end drops by Δ (not below 0), its high end stays. An order could flip when "
+        "the higher value minus its Δ reaches the lower value.",
+    ]
+    flips = [f"{shown.name(a)} above {shown.name(b)}" for a, b in leak.flips]
+    lines.append(f"Orders the bound could flip: {'; '.join(flips) or 'none'}.")
     return "\n".join(lines) + "\n"

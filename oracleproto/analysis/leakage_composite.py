@@ -1,9 +1,16 @@
 """The leakage bound (``leakage.py``) on the paper conventions' headline, composite accuracy.
 
-Composite accuracy is Σ_b w_b·(mean over b's questions of the per-question exam mean over its
-counted trials) / Σ w_b over the buckets with a question (Eq. composite-acc), so it is the sum over
-counted trials (q, j) of the trial's contribution w_b / W · exam_qj / (c_q · |Q_b|), with exam_qj
-= tp/m for a parsed trial without a false positive, else 0 (Eq. exam-score). T = the counted trials.
+Composite accuracy (Eq. composite-acc) is Σ_b w_b·E_b / W over the buckets b with a question (W =
+Σ of their weights: ``paper`` yes/no 0.15, binary 0.15, pooled MC 0.70; ``reference-v4`` yes/no
+0.15, binary 0.15, MC-single 0.28, MC-multi 0.42), with E_b the mean over b's |Q_b| questions of
+the per-question exam mean over its c_q counted trials. Expanded, it is the sum over counted trials
+(q, j) of
+
+    contribution_qj = (w_b / W) · exam_qj / (|Q_b| · c_q),   exam_qj = tp_qj / m_q
+
+for a parsed trial without a false positive (m_q = |gold|), else 0 (Eq. exam-score). The graded
+trials are the counted ones (T = Σ_q c_q): not excluded by the cutoff, not a call error, parse
+failures included — the same under both conventions, since both score the exam over them.
 ``report RUN --audit DIR --out OUT`` (``paper``, ``reference-v4``) writes the bounds beside the
 tables it writes to OUT: the audit is not part of the run, so they never go into its sealed
 ``analysis/``.
@@ -25,6 +32,7 @@ from oracleproto.analysis.leakage import (
     LEAKAGE_FILE,
     AuditBound,
     Leakage,
+    Shown,
     apply_bound,
     bound_lines,
     bound_rows,
@@ -80,7 +88,8 @@ def composite_rows(result: AnalysisResult, leak: Leakage) -> list[dict[str, Any]
 
 def composite_lines(result: AnalysisResult, leak: Leakage) -> str:
     """What ``report --audit`` prints (composite accuracy's 4 decimals, as in Table 3)."""
-    return bound_lines(leak, composite_rows(result, leak), result.shown, 4)
+    shown = Shown("composite accuracy", "Composite", 4, result.shown, {})
+    return bound_lines(leak, composite_rows(result, leak), shown)
 
 
 def write_composite_leakage(result: AnalysisResult, leak: Leakage, out: Path) -> list[Path]:

@@ -9,7 +9,7 @@ import click
 
 from oracleproto.analysis import PriceTable, load_prices, parse_convention, read_run, write_analysis
 from oracleproto.analysis.conventions import POINTS_F1
-from oracleproto.analysis.leakage import check_audit_run, read_audit
+from oracleproto.analysis.leakage import audit_note, check_audit_run, read_audit
 from oracleproto.analysis.leakage_composite import composite_leakage, composite_lines, write_composite_leakage
 from oracleproto.analysis.names import load_display_names, unmatched_names
 from oracleproto.analysis.pair_tables import render_pairs_markdown
@@ -94,7 +94,8 @@ def _usd_per_credit(ctx: click.Context, param: click.Parameter, value: float | N
     type=click.Path(path_type=Path, exists=True),
     default=None,
     help="A scored leakage audit of this run (`audit score` folder): also write each score's interval "
-    "widened by its FN/N upper bound (leakage_bounds.csv, leakage.json; paper/reference-v4 need --out).",
+    "widened by the worst case the audit's FN/N upper bound allows, and flag orders it could flip "
+    "(leakage_bounds.csv, leakage.json; paper/reference-v4 need --out).",
 )
 @click.option("--bootstrap", "samples", type=click.IntRange(min=0), default=1000, show_default=True)
 @click.option("--seed", type=int, default=20260430, show_default=True, help="Bootstrap seed.")
@@ -162,8 +163,14 @@ def report(
     if bound is not None:
         assert out is not None
         leak = composite_leakage(run, result, bound)
-        written += write_composite_leakage(result, leak, out)
+        try:
+            written += write_composite_leakage(result, leak, out)
+        except OSError as exc:
+            raise AnalysisError(cannot_write(out, exc)) from None
         click.echo(composite_lines(result, leak), nl=False)
+        note = audit_note(bound, result.model_order)
+        if note is not None:
+            click.echo(f"note: {note}", err=True)
     if style != DEFAULT_STYLE and out is None:
         click.echo(
             "note: styled tables (--decimals/--ci/--bold) replaced the run's analysis/, which `verify` "

@@ -15,7 +15,7 @@ import click
 from click.core import ParameterSource
 
 from oracleproto.analysis.cost import PriceTable
-from oracleproto.analysis.leakage import AuditBound
+from oracleproto.analysis.leakage import AuditBound, audit_note
 from oracleproto.errors import AnalysisError
 from oracleproto.oserrors import cannot_write
 
@@ -62,6 +62,9 @@ def report_points_f1_command(
     click.echo(points_f1_markdown(result), nl=False)
     if leak is not None:
         click.echo(leakage_markdown(result, leak), nl=False)
+        note = None if audit is None else audit_note(audit, result.model_order)
+        if note is not None:
+            click.echo(f"note: {note}", err=True)
     ignored = [f"--{'format' if n == 'fmt' else n}" for n in PAPER_ONLY_OPTIONS if _given(ctx, n)]
     if ignored:
         click.echo(

@@ -1,7 +1,14 @@
 """The leakage bound (``analysis/leakage.py``) on the points-f1 score.
 
-A trial's contribution to the score is 100·points_q·credit / (K·Σ points): the score is the sum of
-them over every trial of the population. ``report --convention points-f1 --audit DIR`` writes
+The score is 100·Σ_q points_q·(mean over q's K trials of credit_qj) / Σ_q points_q over the
+population (points 1/1/2/3; credit 1 or 0 for an exact set, F1 for MC-multi, 0 for ⊥ or a
+refusal), so it is the sum over all K·|population| trials of
+
+    contribution_qj = 100·points_q·credit_qj / (K·Σ points)
+
+and those are the graded trials (T = K·|population|). Only models with an official score are
+bounded (an incomplete question leaves a model without a score, so without a bound); their rows
+still appear, saying why. ``report --convention points-f1 --audit DIR`` writes
 ``leakage_bounds.csv`` and ``leakage.json`` and prints :func:`leakage_markdown`; the leaderboard
 shows the same numbers.
 """
@@ -12,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from fractions import Fraction
 from typing import Any
 
-from oracleproto.analysis.leakage import AuditBound, Leakage, apply_bound, bound_lines, bound_rows
+from oracleproto.analysis.leakage import AuditBound, Leakage, Shown, apply_bound, bound_lines, bound_rows
 from oracleproto.analysis.points_f1.compute import PointsF1Result
 from oracleproto.analysis.points_f1.contract import POINTS_BY_INDEX
 from oracleproto.analysis.points_f1.question import score_question
@@ -43,15 +50,17 @@ def points_f1_leakage(result: PointsF1Result, audits: Mapping[str, AuditBound]) 
 
 
 def points_f1_rows(result: PointsF1Result, leak: Leakage) -> list[dict[str, Any]]:
-    """:func:`leakage.bound_rows` of the models with an official score."""
+    """:func:`leakage.bound_rows` of every model (a model without an official score: no bound)."""
     point = {m: result.summaries[m]["score"] for m in result.compared}
     interval: dict[str, tuple[float, float] | None] = {}
     for m in result.compared:
         low, high = result.summaries[m]["score_ci_low"], result.summaries[m]["score_ci_high"]
         interval[m] = None if low is None else (low, high)
-    return bound_rows(leak, result.compared, point, interval)
+    return bound_rows(leak, result.model_order, point, interval)
 
 
 def leakage_markdown(result: PointsF1Result, leak: Leakage) -> str:
     """The lines ``report`` prints under the table (scores with the board's 2 decimals)."""
-    return bound_lines(leak, points_f1_rows(result, leak), result.shown, 2)
+    missing = {m: f"no official score: {why}" for m, why in result.no_score.items()}
+    shown = Shown("points-f1 score", "Score", 2, result.shown, missing)
+    return bound_lines(leak, points_f1_rows(result, leak), shown)
