@@ -85,8 +85,8 @@ def build_leaderboard(
     (``publish.py``): a failure leaves ``out`` as it was.
     """
     check_out(out)
+    progress("reading the runs")
     with opened_sources(refs) as sources:
-        progress("reading the runs")
         board = merge(sources)
         progress("points-f1 scores, resamples, pairwise tests, ranks")
         names = dict(display_names) if display_names is not None else board.display_names
