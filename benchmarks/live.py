@@ -1,16 +1,20 @@
-"""Live-run scheduling efficiency under a latency distribution and provider 429s.
+"""Live-run scheduling efficiency under heavy-tailed latency, provider 429s with real waits, and 5xx.
 
 A 2 × 80 × 3 run is recorded against the simulator in its own process (as a provider would
-be), with log-normal latency (median ``MEDIAN_MS``, shape ``SIGMA``: a heavy tail) and a
-fraction of requests answered 429. The ideal bound of that run is computed from what the
-provider actually served (every attempt's recorded latency):
+be), with log-normal latency (median ``MEDIAN_MS``, shape ``SIGMA``: a heavy tail), a fraction
+``FAIL_429`` of requests answered 429 with a ``Retry-After`` of 1–5 s (drawn per request; the
+harness honours it, so the waits are real), and a fraction ``FAIL_5XX`` answered 500/502/503. The
+run uses the harness's real backoff schedule (no scaling). The ideal bound of that run is computed
+from the work the provider did *successfully* (the latency of each call's successful attempt only):
 
-    T_ideal = max( Σ llm attempt latencies / P_llm,  Σ search … / P_search,  Σ detector … / P_detector,
-                   max over samples of Σ that sample's main-LLM attempt latencies )
+    T_ideal = max( Σ llm successful latencies / P_llm,  Σ search … / P_search,  Σ detector … / P_detector,
+                   max over samples of Σ that sample's successful main-LLM latencies )
 
-No schedule can beat it: each channel holds at most P requests in flight, and one sample's
-LLM turns are sequential. Efficiency = T_ideal / T_wall; setup, admission, store writes,
-back-off waits and the end-of-run write all count against it.
+No schedule can beat it: each channel holds at most P requests in flight, one sample's LLM turns
+are sequential, and a failed attempt is work no ideal run needs. Efficiency = T_ideal / T_wall, so
+every failed attempt, back-off and Retry-After wait, setup, admission, store write and the end of
+run write count against it: a harness that retries too eagerly, waits longer than told, or
+serialises its waits (one 429 holding up other samples) scores lower.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from oracleproto.clock import SystemClock
 from oracleproto.runner.execute import RunOptions, execute_run
@@ -36,6 +41,9 @@ SHARED_DB = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "oracl
 MEDIAN_MS = 200.0
 SIGMA = 0.5
 FAIL_429 = 0.02
+#: Retry-After of each injected 429: drawn from this range of whole seconds.
+RETRY_AFTER_S = (1, 5)
+FAIL_5XX = 0.01
 MODELS = 2
 SAMPLES = 3
 #: Tuned caps: the side channels get room so the LLM channel (the provider's cap) binds.
@@ -43,7 +51,7 @@ TUNED = {"llm": 5, "search": 16, "detector": 64}
 
 
 @contextmanager
-def simulator_process(*, fail_429: float) -> Iterator[ServedSimulator]:
+def simulator_process(*, fail_429: float, fail_5xx: float = FAIL_5XX) -> Iterator[ServedSimulator]:
     """``oracleproto sim serve`` with log-normal latency in a child process; yields once it listens."""
     command = [
         sys.executable,
@@ -57,8 +65,12 @@ def simulator_process(*, fail_429: float) -> Iterator[ServedSimulator]:
         str(SIGMA),
         "--fail-429",
         str(fail_429),
+        "--fail-5xx",
+        str(fail_5xx),
         "--retry-after",
-        "0",
+        str(RETRY_AFTER_S[0]),
+        "--retry-after-max",
+        str(RETRY_AFTER_S[1]),
         "--seed",
         "0",
     ]
@@ -75,7 +87,8 @@ def simulator_process(*, fail_429: float) -> Iterator[ServedSimulator]:
 
 
 def _settings(sim: ServedSimulator, runs_root: Path, caps: dict[str, int] | None) -> Settings:
-    spec = SimRunSpec(models=MODELS, samples=SAMPLES, runs_root=runs_root)
+    # backoff_scale 1: the harness's real backoff schedule (``sim run`` scales it down for tests).
+    spec = SimRunSpec(models=MODELS, samples=SAMPLES, runs_root=runs_root, backoff_scale=1.0)
     base = simulated_settings(sim, spec)
     if caps is None:
         return base
@@ -88,12 +101,18 @@ def _settings(sim: ServedSimulator, runs_root: Path, caps: dict[str, int] | None
     )
 
 
+def successful_s(attempts: list[dict[str, Any]]) -> float:
+    """Seconds of the attempts that succeeded (2xx): the only work an ideal run needs done."""
+    ok = [a for a in attempts if isinstance(a.get("status"), int) and 200 <= a["status"] < 300]
+    return sum(int(a.get("latency_ms") or 0) for a in ok) / 1000
+
+
 def ideal_bound(cassettes: Path, settings: Settings) -> dict[str, float]:
-    """Each term of the ideal bound (seconds), from every attempt the provider served."""
+    """Each term of the ideal bound (seconds), from the successful attempts the provider served."""
     busy: dict[str, float] = defaultdict(float)
     chains: dict[tuple[str, str, int], float] = defaultdict(float)
     for entry in CassetteStore(cassettes, writable=False).effective_entries():
-        served = sum(int(a.get("latency_ms") or 0) for a in entry.attempts) / 1000
+        served = successful_s(entry.attempts)
         busy[entry.channel] += served
         if entry.channel == "llm" and entry.context is not None:
             ctx = entry.context
@@ -106,10 +125,10 @@ def ideal_bound(cassettes: Path, settings: Settings) -> dict[str, float]:
 
 
 def efficiency(
-    caps: dict[str, int] | None, *, fail_429: float = FAIL_429
+    caps: dict[str, int] | None, *, fail_429: float = FAIL_429, fail_5xx: float = FAIL_5XX
 ) -> tuple[float, float, dict[str, float]]:
     """(efficiency, wall seconds, bound terms) of one recorded run with ``caps`` (None = defaults)."""
-    with tempfile.TemporaryDirectory() as tmp, simulator_process(fail_429=fail_429) as sim:
+    with tempfile.TemporaryDirectory() as tmp, simulator_process(fail_429=fail_429, fail_5xx=fail_5xx) as sim:
         settings = _settings(sim, Path(tmp), caps)
         options = RunOptions(settings=settings, source_db=SHARED_DB, runs_root=Path(tmp), progress=False)
         started = time.perf_counter()

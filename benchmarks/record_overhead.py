@@ -1,16 +1,16 @@
-"""Record overhead per request with realistic bodies (4–48 KB each way), the final write amortised.
+"""Record overhead per request with realistic keys and bodies (4–48 KB each way), the fold amortised.
 
 A loopback server answers every request with a JSON body of the size the request asks for.
 Plain httpx and the recording transport send the same requests, interleaved so drift hits
-both alike; the recording session is then closed (the end-of-session fold that rewrites
-the YAML cassettes) and that time is spread over its requests.
+both alike: every other request is a chat completion carrying a 164-character ``sk-proj-`` bearer
+key, the others Tavily searches carrying a ``tvly-`` key as bearer and in the JSON body (as
+tavily-python does), so the recorder hunts both keys — whole, base64, URL-encoded and every echoed
+fragment — through every entry it writes (the secret scrub). The recording session is then closed
+(the end-of-session fold that rewrites the YAML cassettes) and that time is spread over its requests.
 
-Requests carry no credentials by default (as against the simulator). ``measure(auth_key=…)``
-sends a bearer key on both clients, as every request to a real provider does: the recorder
-then also hunts the key and its fragments through each entry before it is written (the
-secrets scrub), which ``python -m benchmarks.record_overhead`` reports on a second line.
-``python -m benchmarks.record_overhead --profile`` runs the keyless measurement once under cProfile
-and prints where the recording side's time goes (the harness's own functions, by internal time).
+Both wall time and the CPU time of the client's thread are taken per request (the loopback server
+runs in another thread, so its work is in neither); the target holds on CPU.
+``python -m benchmarks.record_overhead --profile`` runs one keyed measurement under cProfile.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import cProfile
 import json
 import pstats
 import random
+import resource
 import socket
 import socketserver
 import statistics
@@ -28,6 +29,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -38,9 +40,13 @@ from oracleproto.transport.recorder import RecordReplay
 
 N_REQUESTS = 400
 MIN_BODY, MAX_BODY = 4 * 1024, 48 * 1024
-#: A fake key as long as an OpenAI project key (``sk-proj-`` + 156 characters), never a real one.
-FAKE_KEY = "sk-test-planted-fake-" + "".join(
-    random.Random(7).choices("ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789", k=143)
+#: A fake key shaped like an OpenAI project key: ``sk-proj-`` + 156 characters (164 in all), never a real one.
+FAKE_KEY = "sk-proj-" + "".join(
+    random.Random(7).choices("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_", k=156)
+)
+#: A fake Tavily key (``tvly-dev-`` + 32 characters), sent as tavily-python does: bearer and body.
+FAKE_TAVILY_KEY = "tvly-dev-" + "".join(
+    random.Random(8).choices("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", k=32)
 )
 _WORDS = ("the", "forecast", "of", "resolved", "events", "under", "a", "time", "masked", "search", "leak")
 
@@ -97,92 +103,151 @@ class _Server(socketserver.ThreadingTCPServer):
     allow_reuse_address = True
 
 
-async def _send(client: httpx.AsyncClient, i: int, size: int, prompt: str, tag: str) -> float:
+@dataclass(frozen=True)
+class Overhead:
+    """One measurement: per-request means (ms) of both clients, wall and client-thread CPU, fold amortised."""
+
+    base_wall_ms: float
+    rec_wall_ms: float
+    base_cpu_ms: float
+    rec_cpu_ms: float
+    fold_wall_ms: float
+    fold_cpu_ms: float
+
+    @property
+    def overhead_wall_ms(self) -> float:
+        """Recording minus plain httpx, wall clock, the fold spread over the requests."""
+        return self.rec_wall_ms - self.base_wall_ms + self.fold_wall_ms
+
+    @property
+    def overhead_cpu_ms(self) -> float:
+        """Recording minus plain httpx, client-thread CPU, the fold's CPU spread over the requests."""
+        return self.rec_cpu_ms - self.base_cpu_ms + self.fold_cpu_ms
+
+
+async def _send(
+    client: httpx.AsyncClient, i: int, size: int, prompt: str, tag: str, *, keyed: bool
+) -> tuple[float, float]:
+    """One request (odd ``i``: a Tavily search carrying its key in the body when ``keyed``);
+    (wall, CPU of this thread) seconds."""
     with call_context(CallContext("m", f"q{i}", 0)):
-        start = time.perf_counter()
-        await client.post(
-            f"/v1/chat/completions?n={size}",
-            json={"model": "m", "messages": [{"role": "user", "content": f"{tag}{i} {prompt}"}]},
-        )
-        return time.perf_counter() - start
+        start, cpu = time.perf_counter(), time.thread_time()
+        if i % 2:
+            body: dict[str, object] = {"query": f"{tag}{i} {prompt}", "max_results": 5}
+            if keyed:
+                body["api_key"] = FAKE_TAVILY_KEY
+            await client.post(f"/search?n={size}", json=body)
+        else:
+            await client.post(
+                f"/v1/chat/completions?n={size}",
+                json={"model": "m", "messages": [{"role": "user", "content": f"{tag}{i} {prompt}"}]},
+            )
+        return time.perf_counter() - start, time.thread_time() - cpu
 
 
-async def _measure(root: Path, auth_key: str | None = None) -> tuple[float, float, float]:
+def _headers(i: int, keyed: bool) -> dict[str, str]:
+    if not keyed:
+        return {}
+    return {"Authorization": f"Bearer {FAKE_TAVILY_KEY if i % 2 else FAKE_KEY}"}
+
+
+async def _measure(root: Path, keyed: bool = True) -> Overhead:
     server = _Server(("127.0.0.1", 0), _Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base_url = f"http://127.0.0.1:{server.server_address[1]}"
     rng = random.Random(1)
     sizes = [(rng.randint(MIN_BODY, MAX_BODY), rng.randint(MIN_BODY, MAX_BODY)) for _ in range(N_REQUESTS)]
     prompts = [_text(rng, req) for req, _ in sizes]
-    headers = {"Authorization": f"Bearer {auth_key}"} if auth_key else {}
     try:
         rr = RecordReplay(root / "ov", clock=SystemClock(), mode="record")
         async with (
-            httpx.AsyncClient(base_url=base_url, headers=headers) as plain,
-            httpx.AsyncClient(transport=rr.transport("llm"), base_url=base_url, headers=headers) as recording,
+            httpx.AsyncClient(base_url=base_url, headers=_headers(0, keyed)) as plain_llm,
+            httpx.AsyncClient(base_url=base_url, headers=_headers(1, keyed)) as plain_search,
+            httpx.AsyncClient(
+                transport=rr.transport("llm"), base_url=base_url, headers=_headers(0, keyed)
+            ) as rec_llm,
+            httpx.AsyncClient(
+                transport=rr.transport("search"), base_url=base_url, headers=_headers(1, keyed)
+            ) as rec_search,
         ):
-            # Warm both clients: connection pools, and the recorder's own transport (made on its
+            plain = (plain_llm, plain_search)
+            recording = (rec_llm, rec_search)
+            # Warm every client: connection pools, and the recorder's own transports (made on their
             # first request, ≈ 25 ms for the TLS context) — once per session, not per request. The
             # warm entries are folded too; the fold is still spread over the timed requests only.
             for i in range(30):
-                await _send(plain, i, MIN_BODY, "warm", "w")
-                await _send(recording, i, MIN_BODY, "warm", "w")
-            base: list[float] = []
-            rec: list[float] = []
+                await _send(plain[i % 2], i, MIN_BODY, "warm", "w", keyed=keyed)
+                await _send(recording[i % 2], i, MIN_BODY, "warm", "w", keyed=keyed)
+            base: list[tuple[float, float]] = []
+            rec: list[tuple[float, float]] = []
             for i, ((_, resp), prompt) in enumerate(zip(sizes, prompts, strict=True)):
-                base.append(await _send(plain, i, resp, prompt, "p"))
-                rec.append(await _send(recording, i, resp, prompt, "r"))
-        start = time.perf_counter()
+                base.append(await _send(plain[i % 2], i, resp, prompt, "p", keyed=keyed))
+                rec.append(await _send(recording[i % 2], i, resp, prompt, "r", keyed=keyed))
+        start, cpu = time.perf_counter(), _process_cpu()
         await rr.aclose()  # the end-of-session fold: every YAML cassette file written
-        fold = time.perf_counter() - start
+        fold, fold_cpu = time.perf_counter() - start, _process_cpu() - cpu
     finally:
         server.shutdown()
         server.server_close()
-    return statistics.mean(base), statistics.mean(rec), fold
+    ms = 1000.0
+    return Overhead(
+        statistics.mean(w for w, _ in base) * ms,
+        statistics.mean(w for w, _ in rec) * ms,
+        statistics.mean(c for _, c in base) * ms,
+        statistics.mean(c for _, c in rec) * ms,
+        fold / N_REQUESTS * ms,
+        fold_cpu / N_REQUESTS * ms,
+    )
 
 
-def measure(auth_key: str | None = None) -> tuple[float, float, float]:
-    """(plain ms/request, recording ms/request, overhead ms/request with the fold amortised)."""
+def _process_cpu() -> float:
+    """CPU seconds of this process and of every child it waited for (a fold may use workers)."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def measure(keyed: bool = True) -> Overhead:
+    """One measurement, with the realistic keys (``keyed``) or without credentials."""
     with tempfile.TemporaryDirectory() as tmp:
-        base, rec, fold = asyncio.run(_measure(Path(tmp), auth_key))
-    per_fold = fold / N_REQUESTS
-    return base * 1000, rec * 1000, (rec - base + per_fold) * 1000
+        return asyncio.run(_measure(Path(tmp), keyed))
 
 
-def measure_median(repeats: int = 3) -> tuple[tuple[float, float, float], list[float]]:
-    """:func:`measure` ``repeats`` times: the run with the median overhead, and every run's overhead.
+def measure_median(repeats: int = 3, keyed: bool = True) -> tuple[Overhead, list[Overhead]]:
+    """:func:`measure` ``repeats`` times: the run with the median CPU overhead, and every run.
 
     Each run's overhead is against the plain baseline timed alongside it; the median keeps one run
     disturbed by the rest of the machine (another process, the VM's host) from deciding the row.
     """
-    runs = sorted((measure() for _ in range(repeats)), key=lambda run: run[2])
-    return runs[len(runs) // 2], [run[2] for run in runs]
+    runs = sorted((measure(keyed) for _ in range(repeats)), key=lambda run: run.overhead_cpu_ms)
+    return runs[len(runs) // 2], runs
 
 
 def profile(limit: int = 30) -> None:
-    """One keyless measurement under cProfile: the harness's functions by internal time."""
+    """One keyed measurement under cProfile: the harness's functions by internal time."""
     profiler = cProfile.Profile()
     profiler.enable()
-    base, rec, overhead = measure()
+    found = measure()
     profiler.disable()
-    print(f"(profiled) plain {base:.3f} ms, recording {rec:.3f} ms, overhead {overhead:.3f} ms/request")
+    print(f"(profiled) overhead {found.overhead_cpu_ms:.3f} ms CPU, {found.overhead_wall_ms:.3f} ms wall")
     stats = pstats.Stats(profiler, stream=sys.stdout)
     stats.sort_stats("tottime").print_stats("oracleproto", limit)
     stats.sort_stats("cumulative").print_stats("oracleproto", limit)
 
 
 def main(argv: Sequence[str] = ()) -> None:
-    """Print the overhead, without credentials and with a bearer key (``--profile``: where it goes)."""
+    """Print the overhead with the realistic keys and without credentials (``--profile``: where it goes)."""
     if "--profile" in argv:
         profile()
         return
-    base, rec, overhead = measure()
-    print(f"plain {base:.3f} ms, recording {rec:.3f} ms, overhead with fold {overhead:.3f} ms/request")
-    base, rec, overhead = measure(FAKE_KEY)
-    print(
-        f"with a {len(FAKE_KEY)}-char bearer key: plain {base:.3f} ms, recording {rec:.3f} ms, "
-        f"overhead with fold {overhead:.3f} ms/request"
-    )
+    for keyed in (True, False):
+        m = measure(keyed)
+        what = f"{len(FAKE_KEY)}-char bearer + Tavily key" if keyed else "no credentials"
+        print(
+            f"{what}: plain {m.base_cpu_ms:.3f}/{m.base_wall_ms:.3f} ms, recording "
+            f"{m.rec_cpu_ms:.3f}/{m.rec_wall_ms:.3f} ms (CPU/wall); overhead with fold "
+            f"{m.overhead_cpu_ms:.3f} ms CPU, {m.overhead_wall_ms:.3f} ms wall"
+        )
 
 
 if __name__ == "__main__":

@@ -1,21 +1,15 @@
-"""Replay and ``verify`` against their libyaml floors at three run sizes, with peak memory.
+"""Child processes timed as users run them: replay, ``verify`` and their floors.
 
-Every measured command runs in its own child process, as a user runs it, and its wall time
-and peak RSS (``wait4``) are taken; the floor (``benchmarks.floor``) runs the same way right
-next to it, so both see the same machine. Real runs are recorded against the simulator (zero
-latency); the 30 × 300 × 3 panel is synthetic: the 6 × 80 × 3 cassettes re-keyed and
-copied up to that size (recording it would take an hour), and for it a first replay's cassette
-stage (stream every file into the index, verifying every digest; root digest) is measured against
-the floor's parse.
+Every measured command runs in its own child process, as a user runs it, and its wall time, CPU
+time (user + sys of the whole process tree: ``wait4`` of the child counts every descendant it
+waited for — a replay's index-building worker, ``verify``'s pool) and peak RSS are taken; the
+floor (``benchmarks.floor``) runs the same way right next to it, so both see the same machine.
+The runs themselves are recorded once and kept (``benchmarks.runs``).
 """
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
-import math
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -23,14 +17,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from oracleproto.transport.entry import Entry
-from oracleproto.transport.fileio import atomic_write, dump_entries, read_entries
-
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DB = REPO.parent / "shared" / "datasets" / "oracleproto-80.db"
 CLI = [sys.executable, "-c", "from oracleproto.cli.main import main; main()"]
-#: The published panel size the synthetic run stands for.
-SYNTH_MODELS, SYNTH_QUESTIONS = 30, 300
 
 
 @dataclass(frozen=True)
@@ -103,31 +92,31 @@ def run_child(
     return Timed(wall, int(peak) / 1024, float(cpu))
 
 
-def record(models: int, root: Path) -> tuple[Path, Timed]:
-    """Record models × 80 × 3 against the simulator (zero latency); the run dir and its timing."""
-    args = ["sim", "run", "--dataset", str(SHARED_DB), "--models", str(models), "--samples", "3"]
-    timed = run_child([*CLI, *args, "--runs-root", str(root), "--no-progress"])
-    (run,) = [p for p in root.iterdir() if p.is_dir()]
-    return run, timed
-
-
-def replay(run: Path, cache: Path) -> Timed:
+def replay(run: Path, cache: Path, dataset: Path = SHARED_DB) -> Timed:
     """``oracleproto replay RUN`` as a user runs it (temporary output folder, ``cache`` for its index)."""
     return run_child(
-        [*CLI, "replay", str(run), "--dataset", str(SHARED_DB), "--no-progress"],
+        [*CLI, "replay", str(run), "--dataset", str(dataset), "--no-progress"],
         env={"ORACLEPROTO_CACHE_DIR": str(cache)},
     )
 
 
-def verify(run: Path) -> Timed:
+def verify(run: Path, dataset: Path = SHARED_DB) -> Timed:
     """``oracleproto verify RUN``."""
-    return run_child([*CLI, "verify", str(run), "--dataset", str(SHARED_DB), "--quiet"])
+    return run_child([*CLI, "verify", str(run), "--dataset", str(dataset), "--quiet"])
 
 
-def floor(run: Path, *, for_verify: bool) -> Timed:
-    """The floor of ``benchmarks.floor`` on ``run``."""
+def index_dir(run: Path, cache: Path) -> Path:
+    """The replay index a replay of ``run`` with ``ORACLEPROTO_CACHE_DIR=cache`` builds and uses."""
+    from oracleproto.transport.index import fingerprint
+    from oracleproto.transport.replay_index import replay_index_dir
+
+    return replay_index_dir(cache, fingerprint(run / "cassettes"))
+
+
+def floor(run: Path, kind: str, index: Path | None = None) -> Timed:
+    """One floor of ``benchmarks.floor`` (``replay``, ``index`` or ``verify``) on ``run``."""
     return run_child(
-        [sys.executable, "-m", "benchmarks.floor", str(run), *(["verify"] if for_verify else [])]
+        [sys.executable, "-m", "benchmarks.floor", str(run), kind, *([str(index)] if index else [])]
     )
 
 
@@ -142,68 +131,9 @@ def alternate(pairs: int, tool: object, base: object) -> tuple[list[Timed], list
 
 
 def best(pairs: int, tool: object, base: object) -> tuple[Timed, Timed]:
-    """Alternate tool and floor ``pairs`` times; the fastest of each (a shared machine only adds time)."""
+    """Alternate tool and floor ``pairs`` times; the least CPU of each (a shared machine only adds)."""
     tools, bases = alternate(pairs, tool, base)
-    return min(tools, key=lambda t: t.wall_s), min(bases, key=lambda t: t.wall_s)
-
-
-def _rekeyed(entry: Entry, copy: int) -> Entry:
-    key = hashlib.sha256(f"{entry.key}:{copy}".encode()).hexdigest()
-    return dataclasses.replace(entry, key=key, digest=None)
-
-
-def synthesize(source_run: Path, target: Path, *, models: int = 6, questions: int = 80) -> float:
-    """Cassettes of a 30 × 300 × 3 panel from a models × questions × 3 run; returns the scale factor.
-
-    Each source file is parsed once and written ``ceil(scale)`` times with fresh keys (and
-    digests); the last copy takes only its fraction of the entries.
-    """
-    scale = (SYNTH_MODELS * SYNTH_QUESTIONS) / (models * questions)
-    copies = math.ceil(scale)
-    src = source_run / "cassettes"
-    for path in sorted(src.glob("*.yaml")) + sorted((src / "llm").glob("*.yaml")):
-        rel = path.relative_to(src)
-        parsed = read_entries(path)
-        for copy in range(copies):
-            entries = parsed
-            if copy == copies - 1:
-                entries = entries[: max(1, round(len(entries) * (scale - copies + 1)))]
-            name = rel.with_name(f"{rel.stem}__x{copy}{rel.suffix}")
-            atomic_write(target / "cassettes" / name, dump_entries(_rekeyed(e, copy) for e in entries))
-    return scale
-
-
-#: What a first ``oracleproto replay`` does with the cassettes before its first request: the
-#: ``RecordReplay`` a replay opens streams every file into a fresh index (verifying every digest,
-#: accumulating the root and the statistics), then serves from it; the root comes from its summary.
-_LOAD = (
-    "import sys; from pathlib import Path; from oracleproto.clock import SystemClock; "
-    "from oracleproto.transport.index import fingerprint; "
-    "from oracleproto.transport.recorder import RecordReplay; "
-    "from oracleproto.transport.replay_index import replay_index_dir; "
-    "c = Path(sys.argv[1]) / 'cassettes'; "
-    "rr = RecordReplay(c, clock=SystemClock(), mode='replay', "
-    "cache_dir=replay_index_dir(Path(sys.argv[2]), fingerprint(c))); rr.root_digest(); rr.close()"
-)
-_PARSE = (
-    "import sys; from pathlib import Path; from benchmarks.floor import parse_cassettes; "
-    "parse_cassettes(Path(sys.argv[1]), digest=False)"
-)
-
-
-def synthetic_load(run: Path) -> Timed:
-    """A first replay's cassette stage on ``run``: stream every file into a new index, root digest."""
-    cache = run.parent / f"cache-{run.name}"
-    shutil.rmtree(cache, ignore_errors=True)  # always a first replay: the index is built, not reused
-    try:
-        return run_child([sys.executable, "-c", _LOAD, str(run), str(cache)])
-    finally:
-        shutil.rmtree(cache, ignore_errors=True)
-
-
-def synthetic_floor(run: Path) -> Timed:
-    """libyaml parse of every cassette file of ``run``."""
-    return run_child([sys.executable, "-c", _PARSE, str(run)])
+    return min(tools, key=lambda t: t.cpu_s), min(bases, key=lambda t: t.cpu_s)
 
 
 def cassette_mib(run: Path) -> float:

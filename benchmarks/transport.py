@@ -98,10 +98,10 @@ async def _overhead(root: Path) -> None:
     print(f"replay: median {p:.3f} ms/request; ratio {p / b:.2f}x of plain httpx")
 
 
-def _synthetic_store(root: Path) -> list[tuple[dict[str, object], str]]:
+def _synthetic_store(root: Path, n: int = N_ENTRIES) -> list[tuple[dict[str, object], str]]:
     requests = []
     entries = []
-    for i in range(N_ENTRIES):
+    for i in range(n):
         body = {"query": f"query number {i}", "max_results": 5}
         proj = canonical_request(
             "search", "POST", "https://api.tavily.com/search", str(body).replace("'", '"').encode()
@@ -150,6 +150,24 @@ def _untrusted_loader(data: bytes) -> None:
         f"cassette loader (untrusted input) {s:.2f} s CPU vs plain CSafeLoader {p:.2f} s CPU "
         f"for {len(data) / 1e6:.1f} MB: ratio {s / p:.2f}x (target <= 1.1x)"
     )
+
+
+def loader_cpu(entries: int = 4_000) -> tuple[float, float, float]:
+    """CPU seconds of the cassette loader and of libyaml's ``CSafeLoader`` on one synthetic search
+    store of ``entries`` entries (best of three, alternated), and its size in MB."""
+    with tempfile.TemporaryDirectory() as tmp:
+        _synthetic_store(Path(tmp), entries)
+        data = (Path(tmp) / "search.yaml").read_bytes()
+    plain: list[float] = []
+    safe: list[float] = []
+    for _ in range(3):
+        start = time.process_time()
+        yaml.load(data, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        plain.append(time.process_time() - start)
+        start = time.process_time()
+        load_untrusted(data)
+        safe.append(time.process_time() - start)
+    return min(safe), min(plain), len(data) / 1e6
 
 
 async def _scale(root: Path) -> None:

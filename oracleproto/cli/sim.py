@@ -51,6 +51,12 @@ def sim_group() -> None:
 @click.option(
     "--retry-after", type=click.IntRange(0), default=1, show_default=True, help="Retry-After seconds."
 )
+@click.option(
+    "--retry-after-max",
+    type=click.IntRange(0),
+    default=None,
+    help="Draw each 429's Retry-After from --retry-after to this many seconds (a varying window).",
+)
 @click.option("--revoked-key", multiple=True, help="API key answered with 401 (repeatable).")
 @click.option("--echo-key", is_flag=True, help="Echo callers' keys in headers and bodies.")
 @click.option(
@@ -73,6 +79,7 @@ def serve(
     fail_429: float,
     fail_timeout: float,
     retry_after: int,
+    retry_after_max: int | None,
     revoked_key: tuple[str, ...],
     echo_key: bool,
     capture: Path | None,
@@ -83,6 +90,11 @@ def serve(
             f"--fail-5xx + --fail-429 + --fail-timeout = {fail_5xx + fail_429 + fail_timeout:g} exceeds 1; "
             "lower the rates so they sum to at most 1."
         )
+    if retry_after_max is not None and retry_after_max < retry_after:
+        raise click.UsageError(
+            f"--retry-after-max {retry_after_max} is below --retry-after {retry_after}; "
+            "give the range's low end with --retry-after and its high end with --retry-after-max."
+        )
     faults = FaultConfig(
         latency_ms=latency_ms,
         jitter_ms=jitter_ms,
@@ -91,6 +103,7 @@ def serve(
         fail_429=fail_429,
         fail_timeout=fail_timeout,
         retry_after_s=retry_after,
+        retry_after_max_s=retry_after_max,
         revoked_keys=frozenset(revoked_key),
         echo_key=echo_key,
     )

@@ -26,7 +26,14 @@ from oracleproto.runner.allow_errors import AllowedErrors
 from oracleproto.runner.execute import RunOptions
 from oracleproto.settings import Settings
 from oracleproto.sim.faults import FaultConfig, OddUsage
-from oracleproto.sim.harness import SIM_DETECTOR_KEY, SIM_LLM_KEY, SimRunSpec, simulated_settings
+from oracleproto.sim.harness import (
+    MAX_SIM_MODELS,
+    SIM_DETECTOR_KEY,
+    SIM_LLM_KEY,
+    SIM_MODELS,
+    SimRunSpec,
+    simulated_settings,
+)
 from oracleproto.sim.server import SimConfig, Simulator
 
 _RATE = click.FloatRange(0.0, 1.0)
@@ -56,7 +63,7 @@ def _revisions(values: tuple[str, ...]) -> dict[str, int]:
 
 @click.command("run")
 @click.option("--dataset", default="demo", show_default=True, help="Source DB path, or 'demo'.")
-@click.option("--models", "n_models", type=click.IntRange(1, 6), default=3, show_default=True)
+@click.option("--models", "n_models", type=click.IntRange(1, MAX_SIM_MODELS), default=3, show_default=True)
 @click.option("--samples", type=click.IntRange(1, 20), default=3, show_default=True)
 @click.option("--runs-root", type=click.Path(path_type=Path, file_okay=False), default=Path("runs"))
 @click.option(
@@ -189,6 +196,7 @@ def sim_run(
         chat=replace(faults, quota_after=llm_credit, odd_usage=cast(OddUsage | None, odd_usage)),
         search=replace(faults, quota_after=search_credit),
         revisions=_revisions(revise),
+        replicas=n_models > len(SIM_MODELS),
     )
     with Simulator(config) as sim:
         settings = simulated_profile(with_profile(simulated_settings(sim, spec), profile_path))

@@ -67,6 +67,10 @@ class FaultConfig:
     """Fraction answered HTTP 200 with a body that is not valid JSON."""
     retry_after_s: int | None = 1
     """Value of the ``Retry-After`` header on injected 429s; ``None`` sends no header."""
+    retry_after_max_s: int | None = None
+    """When set, each injected 429's ``Retry-After`` is drawn uniformly from ``retry_after_s`` to
+    this many seconds (whole seconds, deterministic per request and attempt), as a provider whose
+    window varies answers; ``None``: always ``retry_after_s``."""
     timeout_mode: Literal["drop", "hang"] = "drop"
     """``drop`` closes the socket at once; ``hang`` waits ``hang_s`` first, then drops."""
     hang_s: float = 5.0
@@ -107,6 +111,10 @@ class FaultConfig:
             raise ValueError("latency_ms, jitter_ms, latency_sigma and hang_s must be >= 0")
         if self.retry_after_s is not None and self.retry_after_s < 0:
             raise ValueError("retry_after_s must be >= 0")
+        if self.retry_after_max_s is not None and (
+            self.retry_after_s is None or self.retry_after_max_s < self.retry_after_s
+        ):
+            raise ValueError("retry_after_max_s needs retry_after_s and must be >= it")
         if self.revoked_after < 0:
             raise ValueError("revoked_after must be >= 0")
         if self.quota_after is not None and self.quota_after < 0:
@@ -146,6 +154,8 @@ class FaultDecision:
     fault: Fault
     delay_s: float
     status: int = 200
+    #: The ``Retry-After`` seconds of an injected 429 (``None``: the configured fixed value or none).
+    retry_after_s: int | None = None
 
 
 _5XX_STATUSES = (500, 502, 503)
@@ -183,7 +193,11 @@ class FaultInjector:
         if fault is Fault.SERVER_5XX:
             return FaultDecision(fault, delay_s, rng.pick(_5XX_STATUSES, "status", *parts))
         if fault is Fault.RATE_LIMIT:
-            return FaultDecision(fault, delay_s, 429)
+            low, high = self.config.retry_after_s, self.config.retry_after_max_s
+            if low is None or high is None:
+                return FaultDecision(fault, delay_s, 429)
+            wait = rng.randint(low, high, "retry-after", *parts)
+            return FaultDecision(fault, delay_s, 429, retry_after_s=wait)
         if fault is Fault.TIMEOUT:
             hang = self.config.hang_s if self.config.timeout_mode == "hang" else 0.0
             return FaultDecision(fault, delay_s + hang, 0)
@@ -234,4 +248,3 @@ def _bomb(mib: int, body: bytes) -> bytes:
         head, packer = found
         tail = packer.copy()
     return head + tail.compress(body) + tail.flush()
-

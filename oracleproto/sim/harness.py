@@ -19,7 +19,7 @@ from oracleproto.settings import (
     SearchSettings,
     Settings,
 )
-from oracleproto.sim.personas import DETECTOR_SLUG, PERSONAS
+from oracleproto.sim.personas import DETECTOR_SLUG, PERSONAS, REPLICA_MARK, REPLICAS, replica_slugs
 
 #: Simulated models in the order ``--models N`` takes them, with their training cutoffs.
 #: The last one's cutoff falls inside the demo dataset's range, so admission excludes some questions.
@@ -95,11 +95,21 @@ class SimRunSpec:
     detector_key: str | None = None
 
 
+#: Most simulated models a run can have: every persona and its replicas (``sim/careful-r2`` …).
+MAX_SIM_MODELS = REPLICAS * len(SIM_MODELS)
+
+
 def sim_models(count: int) -> list[tuple[str, str]]:
-    """The first ``count`` simulated models with their cutoffs."""
-    if not 1 <= count <= len(SIM_MODELS):
-        raise ValueError(f"--models must be between 1 and {len(SIM_MODELS)}, got {count}")
-    return list(SIM_MODELS[:count])
+    """The first ``count`` simulated models with their cutoffs.
+
+    Past the six personas come their replicas, round by round (``sim/careful-r2``, ``sim/hasty-r2``,
+    …, ``sim/random-r5``), each with its persona's cutoff: a 30-model panel the size of the paper's.
+    """
+    if not 1 <= count <= MAX_SIM_MODELS:
+        raise ValueError(f"--models must be between 1 and {MAX_SIM_MODELS}, got {count}")
+    cutoffs = {slug.removeprefix("sim/"): cutoff for slug, cutoff in SIM_MODELS}
+    replicas = [(slug, cutoffs[slug[4:].rpartition(REPLICA_MARK)[0]]) for slug in replica_slugs()]
+    return [*SIM_MODELS, *replicas][:count]
 
 
 def spec_models(spec: SimRunSpec) -> list[tuple[str, str]]:

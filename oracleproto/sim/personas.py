@@ -76,12 +76,34 @@ DETECTOR_COST_STYLE = "cost"
 DETECTOR_USD_PER_MILLION = (0.02, 0.1)
 
 
+#: Suffix of a persona's replicas (``sim/careful-r2``): more simulated models than personas, for
+#: paper-scale panels (30 models); a replica forecasts as its persona, with its own model slug.
+REPLICA_MARK = "-r"
+#: Replicas per persona, the persona itself counted as the first (``-r2`` … ``-r5``).
+REPLICAS = 5
+
+
+def replica_slugs() -> list[str]:
+    """Every replica model id (``sim/careful-r2`` … ``sim/random-r5``), round by round."""
+    return [f"sim/{name}{REPLICA_MARK}{k}" for k in range(2, REPLICAS + 1) for name in PERSONAS]
+
+
 def persona_for_model(model: str) -> Persona | None:
-    """The persona served under ``sim/<name>`` or ``sim/persona-<name>``; ``None`` if unknown."""
+    """The persona of ``sim/<name>``, ``sim/persona-<name>`` or ``sim/<name>-r<N>``; ``None`` if unknown."""
     prefix, _, name = model.partition("/")
     if prefix != "sim":
         return None
-    return PERSONAS.get(name.removeprefix("persona-"))
+    name = name.removeprefix("persona-")
+    base, mark, replica = name.rpartition(REPLICA_MARK)
+    if (
+        mark
+        and base in PERSONAS
+        and replica.isascii()
+        and replica.isdigit()
+        and 2 <= int(replica) <= REPLICAS
+    ):
+        return PERSONAS[base]
+    return PERSONAS.get(name)
 
 
 @dataclass(frozen=True)

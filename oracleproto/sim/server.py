@@ -55,6 +55,9 @@ class SimConfig:
     drift while every other model answers exactly as before (refresh-audit tests, demo)."""
     list_models: bool = True
     """``False``: no ``GET /v1/models`` (404, as on endpoints that offer no model list)."""
+    replicas: bool = False
+    """List the personas' replicas (``sim/careful-r2`` …) in ``GET /v1/models`` too (30-model panels).
+    They are answered either way; only the list changes, so a 7-model list stays as it was."""
     hostile: HostileText | None = None
     """Write hostile text (NUL, lone surrogates, line separators, bidi controls, invalid UTF-8…)
     into every successful answer (``sim/hostile.py``; the untrusted-text tests)."""
@@ -148,7 +151,11 @@ class SimHandler:
 
     def _models(self, request: LoopbackRequest, path: str) -> LoopbackResponse | None:
         """``GET /v1/models[/{id}]`` (keyed like chat: 401 without a bearer key); None for other paths."""
-        listed = models_api.models_response(path) if self.config.list_models else None
+        listed = (
+            models_api.models_response(path, replicas=self.config.replicas)
+            if self.config.list_models
+            else None
+        )
         if listed is not None and _bearer(request.headers) is None:
             return LoopbackResponse(status=401, body=openai_wire.missing_key_body())
         return listed
@@ -179,14 +186,15 @@ class SimHandler:
         if decision.fault in (Fault.RESET_MID_BODY, Fault.TRUNCATED, Fault.MALFORMED):
             return _broken_body(decision, service, model)
         if decision.fault is Fault.RATE_LIMIT:
+            wait = cfg.retry_after_s if decision.retry_after_s is None else decision.retry_after_s
             body = (
-                openai_wire.rate_limit_body(model, cfg.retry_after_s)
+                openai_wire.rate_limit_body(model, wait)
                 if service == "chat"
                 else search_api.detail_body("Rate limit exceeded. Please slow down your requests.")
             )
             headers = {"Content-Type": _JSON}
-            if cfg.retry_after_s is not None:
-                headers["Retry-After"] = str(cfg.retry_after_s)
+            if wait is not None:
+                headers["Retry-After"] = str(wait)
             return LoopbackResponse(status=429, body=body, headers=headers, delay_s=decision.delay_s)
         if decision.fault is Fault.SERVER_5XX:
             body = (

@@ -12,6 +12,7 @@ from bad_input_calibrate_cases import calibrate_cases
 from bad_input_label_cases import label_cases
 from bad_input_leakaudit_cases import leakaudit_cases
 from bad_input_profile_cases import profile_cases
+from bad_input_run_cases import run_ref_cases
 from bad_input_setup_cases import setup_cases
 from bad_input_store_cases import store_cases
 from bad_input_support import (
@@ -587,7 +588,7 @@ def sim_cases() -> list[Case]:
     sim = ("sim", "run", "--no-progress", "--runs-root", "runs")
     return [
         Case("sim-run:models-0", (*sim, "--models", "0"), 2, "Invalid value for '--models'"),
-        Case("sim-run:models-7", (*sim, "--models", "7"), 2, "Invalid value for '--models'"),
+        Case("sim-run:models-31", (*sim, "--models", "31"), 2, "Invalid value for '--models'"),
         Case("sim-run:samples-0", (*sim, "--samples", "0"), 2, "Invalid value for '--samples'"),
         Case("sim-run:samples-word", (*sim, "--samples", "lots"), 2, "'lots' is not a valid integer"),
         Case("sim-run:fail-rate-2", (*sim, "--fail-5xx", "2"), 2, "Invalid value for '--fail-5xx'"),
@@ -878,7 +879,7 @@ def run_dir_cases() -> list[Case]:
             "is a directory",
             all_of(in_run(lambda r: None), mkdir("d")),
         ),
-        Case("verify:no-arg", ("verify",), 2, "Missing argument 'TARGET'"),
+        Case("verify:no-arg", ("verify",), 2, "Missing argument 'RUN'"),
         Case("verify:nonexistent", ("verify", "nope"), 2, "nope: run directory not found"),
         Case(
             "verify:unknown-id",
@@ -989,12 +990,12 @@ def cassette_cases() -> list[Case]:
     cases: list[Case] = []
     for sub in ("ls", "show", "stats", "gc"):
         cases += [
-            Case(f"cassettes-{sub}:no-arg", ("cassettes", sub), 2, "Missing argument 'PATH'"),
+            Case(f"cassettes-{sub}:no-arg", ("cassettes", sub), 2, "Missing argument 'RUN'"),
             Case(
                 f"cassettes-{sub}:nonexistent",
                 ("cassettes", sub, "nope"),
                 2,
-                "Directory 'nope' does not exist",
+                "nope: run directory not found",
             ),
             Case(f"cassettes-{sub}:a-file", ("cassettes", sub, "f"), 2, "is a file", write("f", "x")),
         ]
@@ -1102,8 +1103,8 @@ def cassette_cases() -> list[Case]:
             "Invalid value for '--bootstrap'",
             present,
         ),
-        Case("cache-rebuild:no-arg", ("cache", "rebuild"), 2, "Missing argument 'PATH'"),
-        Case("cache-rebuild:nonexistent", ("cache", "rebuild", "nope"), 2, "Directory 'nope' does not exist"),
+        Case("cache-rebuild:no-arg", ("cache", "rebuild"), 2, "Missing argument 'RUN'"),
+        Case("cache-rebuild:nonexistent", ("cache", "rebuild", "nope"), 2, "nope: run directory not found"),
         Case("cache-rebuild:a-file", ("cache", "rebuild", "f"), 2, "is a file", write("f", "x")),
         Case(
             "cache-rebuild:cache-dir-under-a-file",
@@ -1197,4 +1198,5 @@ def all_cases() -> list[Case]:
         *calibrate_cases(),
         *profile_cases(),
         *store_cases(),
+        *run_ref_cases(),
     ]
