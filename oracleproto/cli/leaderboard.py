@@ -22,7 +22,8 @@ def _stage(name: str) -> None:
     "--out",
     type=click.Path(path_type=Path, file_okay=False),
     required=True,
-    help="Folder for leaderboard.html, leaderboard.csv and each run's viewer page.",
+    help="Folder for leaderboard.html, leaderboard.csv and each run's viewer page: new, empty, or an "
+    "earlier board's (replaced whole, all files at once).",
 )
 @click.option(
     "--audit",
@@ -47,7 +48,12 @@ def _stage(name: str) -> None:
     show_default=True,
     help="Write each run's viewer page beside the board (its rows link to the model's samples there).",
 )
-@click.option("--runs-root", type=click.Path(path_type=Path, file_okay=False), default=None)
+@click.option(
+    "--runs-root",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="Where run ids are looked up (default RUNS_ROOT).",
+)
 @click.option("--quiet", is_flag=True, help="Do not print the stages to stderr.")
 def leaderboard_command(
     *,
