@@ -23,6 +23,7 @@ from oracleproto.cli.audit import refresh_target, run_refresh, select_option
 from oracleproto.cli.exits import EXIT_FAILED, EXIT_SAMPLE_ERRORS, stopped_exit_status
 from oracleproto.cli.experiment import experiment_options, load_experiment
 from oracleproto.cli.plan import calibrate_option, plan_prices, prices_option, show_plan
+from oracleproto.cli.shard import plan_shard, shard_ledger, shard_options
 from oracleproto.cli.stop import EXIT_STATUS, StoppedBySignalError, report_stopped, run_stoppable
 from oracleproto.cli.store_option import from_store_option
 from oracleproto.clock import SystemClock
@@ -87,6 +88,8 @@ def execute_and_report(
     _report_summary(summary)
     if options.spend_cap is not None:
         click.echo(options.spend_cap.text(), err=True)
+    if options.ledger is not None:
+        click.echo(options.ledger.text(), err=True)
     if options.after is not None:
         _print_tables(summary.run)
     click.echo(str(summary.run.root))
@@ -251,13 +254,15 @@ def _print_tables(run: RunDir) -> None:
 )
 @calibrate_option
 @allow_errors_option
+@shard_options
 @click.option(
     "--max-cost",
     type=click.FloatRange(min=0.0, min_open=True),
     default=None,
     metavar="USD",
     help="Stop resumably (exit 5) once this session's spend reaches USD: the provider's usage.cost, "
-    "else the price table (--prices / PRICES_FILE).",
+    "else the price table (--prices / PRICES_FILE). With LEDGER_URL: once every shard's spend together "
+    "would pass USD, reserved before each call (docs/run-at-scale.md).",
 )
 def run_command(
     *,
@@ -283,6 +288,11 @@ def run_command(
     """Run the forecasting benchmark (admission, ReAct loop, store, analysis)."""
     experiment = load_experiment(env_file, config_path, models_option, limit, profile_path)
     settings = experiment.settings
+    source_db = resolve_dataset(dataset, settings)
+    shard = plan_shard(settings, source_db, mode=mode or settings.run.mode, refresh=refresh is not None)
+    if shard.done:
+        return
+    settings = shard.settings
     if calibrate is not None and not dry_run:
         raise click.UsageError("--calibrate RUN only shapes the plan: use it with --dry-run (or `plan`)")
     if dry_run:
@@ -324,6 +334,8 @@ def run_command(
         after=None if no_report else write_run_analysis,
         spend_cap=None if max_cost is None else spend_cap(max_cost, settings, prices_path),
         config_file=experiment.config.record() if experiment.config is not None else None,
+        experiment=shard.info,
+        ledger=shard_ledger(shard, mode=chosen, max_cost=max_cost, prices_path=prices_path),
     )
     execute_and_report(options, secrets.SystemRandom(), allowed=allowed)
 

@@ -105,6 +105,9 @@ def _session_manifest(
     refresh = options.refresh if recorded is None else recorded.refresh
     if refresh is not None:
         manifest = manifest.model_copy(update={"refresh": refresh})
+    experiment = options.experiment if recorded is None else recorded.experiment
+    if experiment is not None:
+        manifest = manifest.model_copy(update={"experiment": experiment})
     if existing is not None:
         check_resume(run, existing, manifest, identity.config_snapshot)
     return manifest, started_at
@@ -116,6 +119,14 @@ async def execute_run(options: RunOptions, *, clock: Clock, rand: RandomBits) ->
     Raises a ``RunStoppedError`` (``AuthError`` on 401/403, ``QuotaError`` on exhausted credit,
     ``ProviderUnavailableError``) when the run stopped resumably.
     """
+    try:
+        return await _execute(options, clock=clock, rand=rand)
+    finally:
+        if options.ledger is not None:
+            await options.ledger.aclose()
+
+
+async def _execute(options: RunOptions, *, clock: Clock, rand: RandomBits) -> RunSummary:
     if options.run_id is not None:
         # Named first: a run another process is recording now is why this command cannot go on,
         # whatever this session's settings lack ("no models to run" used to hide it).
@@ -430,6 +441,7 @@ async def _run_jobs(
         unused_failures_redo=exact_entries_used_by_done(stores),
         inner=options.inner_transport,
         request_sharing=identity.profile.request_sharing,
+        live_gate=options.ledger if live else None,
     )
     monitor = RunMonitor(
         log,

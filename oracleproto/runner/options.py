@@ -10,11 +10,13 @@ from typing import Any
 
 import httpx
 
+from oracleproto.ledger.gate import LedgerGate
 from oracleproto.runner.failure_tally import FailureTally
 from oracleproto.runner.replay_shards import ReplayShard
 from oracleproto.runner.spend_cap import SpendCap
 from oracleproto.settings import CacheMode, Settings
 from oracleproto.store import RefreshInfo, RunDir
+from oracleproto.store.manifest import ExperimentInfo
 from oracleproto.transport import RefreshPredicate
 from oracleproto.transport.stats import CassetteStats
 
@@ -29,6 +31,8 @@ class Recorded:
     cassettes_mode: CacheMode
     #: The recorded run's refresh provenance (a replayed refresh writes the same manifest).
     refresh: RefreshInfo | None = None
+    #: The recorded shard's experiment (a replayed shard writes the same manifest).
+    experiment: ExperimentInfo | None = None
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,12 @@ class RunOptions:
     #: Record mode: the transport that answers live requests instead of the network (``conformance``
     #: answers each request with another harness's captured response); None = the network.
     inner_transport: httpx.AsyncBaseTransport | None = None
+    #: The experiment this run is a shard of (``run --shard``/``--shard-models``/``--experiment``),
+    #: kept in the manifest.
+    experiment: ExperimentInfo | None = None
+    #: Live modes: the shared ledger (``LEDGER_URL``) every live call passes through; closed when the
+    #: run ends. None: no ledger, as before.
+    ledger: LedgerGate | None = None
 
 
 @dataclass

@@ -220,6 +220,7 @@ async def replay_run(
             config_snapshot=meta.config_snapshot,
             cassettes_mode=manifest.cassettes.mode,
             refresh=manifest.refresh,
+            experiment=manifest.experiment,
         )
         options = RunOptions(
             settings=settings,

@@ -129,6 +129,12 @@ def _compared(snapshot: dict[str, Any], setting: Setting) -> Any:
     return _endpoint(value)
 
 
+def compared_value(snapshot: dict[str, Any], setting: Setting) -> Any:
+    """``setting`` as a resume compares it (endpoints normalised); None when the snapshot lacks it."""
+    value = _compared(snapshot, setting)
+    return None if value is _MISSING else value
+
+
 def settings_changes(stored: dict[str, Any], fresh: dict[str, Any]) -> list[SettingChange]:
     """Identity settings whose stored value differs from this session's (absent = unknown = same)."""
     detector = _COMPARED["detector", "enabled"]
@@ -234,11 +240,13 @@ def manifest_changes(existing: Manifest, fresh: Manifest) -> list[SettingChange]
     compare(_REFLECTION, old["reflection_protocol_hash"], new["reflection_protocol_hash"], _protocol)
     compare(_BELIEF, old["belief_protocol_hash"], new["belief_protocol_hash"], _protocol)
     compare("refresh (--refresh / --select)", old.get("refresh"), new.get("refresh"), _refresh)
+    compare(_EXPERIMENT, old.get("experiment"), new.get("experiment"), _shard)
     if not changes and old["model_files"] != new["model_files"]:
         compare("model_files", old["model_files"], new["model_files"])
     return changes
 
 
+_EXPERIMENT = "experiment (run --shard / --shard-models / --experiment)"
 _REFLECTION = "reflection protocol (sha256-16; ENABLE_REFLECTION_PROTOCOL)"
 _BELIEF = "belief protocol (sha256-16; ENABLE_BELIEF_PROTOCOL)"
 #: A line left out when a setting that caused it is listed (one change, one line).
@@ -261,6 +269,14 @@ def _refresh(value: Any) -> str:
         return "(not a refresh)"
     selection = " ".join(f"--select {c}" for c in value.get("selection") or []) or "no --select"
     return f"refresh of {value.get('of')} ({selection}, generation {value.get('generation')})"
+
+
+def _shard(value: Any) -> str:
+    if not isinstance(value, dict):
+        return "(not a shard)"
+    index, count = value.get("shard_index"), value.get("shard_count")
+    part = f"shard {index}/{count}" if count is not None else "a --shard-models part"
+    return f"{part} of experiment {value.get('id')}"
 
 
 def stored_snapshots(run: RunDir, manifest: Manifest) -> list[dict[str, Any]]:

@@ -4,18 +4,21 @@ an unknown model slug)."""
 from __future__ import annotations
 
 from oracleproto.errors import AuthError, ProviderUnavailableError, QuotaError, RunStoppedError
+from oracleproto.ledger.errors import LedgerUnavailableError
 from oracleproto.providers.model_not_found import ModelNotFoundError
 from oracleproto.runner.spend_cap import SpendCapError
 from oracleproto.runner.stopping import resumable, resume_arguments
 
 
 def stop_reason(failure: RunStoppedError) -> str:
-    """The ``run_aborted`` reason: ``auth``, ``quota``, ``provider_unavailable``, ``spend_cap`` or
-    ``model_not_found``."""
+    """The ``run_aborted`` reason: ``auth``, ``quota``, ``provider_unavailable``, ``ledger_unavailable``,
+    ``spend_cap`` or ``model_not_found``."""
     if isinstance(failure, SpendCapError):
         return "spend_cap"
     if isinstance(failure, ModelNotFoundError):
         return "model_not_found"
+    if isinstance(failure, LedgerUnavailableError):
+        return "ledger_unavailable"
     if isinstance(failure, ProviderUnavailableError):
         return "provider_unavailable"
     return failure.kind.value
@@ -41,6 +44,8 @@ def with_resume_hint(failure: RunStoppedError, what: str, resume: str) -> RunSto
         )
     if isinstance(failure, QuotaError):
         return QuotaError(message, status_code=status, channel=channel, remedy=failure.remedy)
+    if isinstance(failure, LedgerUnavailableError):
+        return LedgerUnavailableError(message, remedy=failure.remedy)
     if isinstance(failure, ProviderUnavailableError):
         return ProviderUnavailableError(
             failure.kind, message, status_code=status, channel=channel, remedy=failure.remedy

@@ -31,6 +31,7 @@ _OPTIONAL_ADDITIONS = (
     "sample_entries_root",
     "harness_revision",
     "harness_profile",
+    "experiment",
 )
 
 
@@ -97,6 +98,16 @@ class RefreshInfo(_Strict):
             raise ValueError(str(exc)) from exc
 
 
+class ExperimentInfo(_Strict):
+    """Our addition, on a run recorded as one shard of an experiment (``run --shard``,
+    ``--shard-models`` or ``--experiment``; docs/run-at-scale.md)."""
+
+    id: str = Field(description="The experiment id every shard shares (`run --print-experiment-id`).")
+    shard_index: int | None = Field(default=None, ge=0, description="I of --shard I/N (else null).")
+    shard_count: int | None = Field(default=None, ge=1, description="N of --shard I/N (else null).")
+    models: list[str] = Field(description="Every model configuration of the experiment, sorted.")
+
+
 class HarnessProfileInfo(_Strict):
     """Our addition: the harness profile whose bytes the run sent (docs/harness-profile.md)."""
 
@@ -134,6 +145,9 @@ class Manifest(BaseModel):
     )
     harness_profile: HarnessProfileInfo | None = Field(
         default=None, description="Our addition: the harness profile (absent: recorded before profiles)."
+    )
+    experiment: ExperimentInfo | None = Field(
+        default=None, description="Our addition: the experiment this run is a shard of (absent: none)."
     )
 
     @field_validator("run_id")
@@ -222,7 +236,7 @@ class Manifest(BaseModel):
             text = path.read_text(encoding="utf-8")
         except FileNotFoundError as exc:
             raise StoreError(
-                f"{path}: manifest not found; is this a run directory ({{RUNS_ROOT}}/{{run_id}}/)? "
+                f"{path}: manifest not found; is this a run directory (RUNS_ROOT/<run id>/)? "
                 "Pass an existing run directory or run id"
             ) from exc
         except (OSError, UnicodeDecodeError) as exc:

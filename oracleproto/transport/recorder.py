@@ -35,6 +35,7 @@ from oracleproto.hashing import canonical_json, sha256_hex
 from oracleproto.transport.channel_transport import AsyncChannelTransport, SyncChannelTransport
 from oracleproto.transport.diff import json_diff, stored_request
 from oracleproto.transport.entry import Entry, is_carried_copy
+from oracleproto.transport.gate import LiveGate
 from oracleproto.transport.index import CacheIndex, fingerprint
 from oracleproto.transport.keys import (
     DEFAULT_REQUEST_SHARING,
@@ -93,6 +94,7 @@ class RecordReplay:
         used_by_done: UsedByDone | None = None,
         unused_failures_redo: UsedByDone | None = None,
         request_sharing: RequestSharing = DEFAULT_REQUEST_SHARING,
+        live_gate: LiveGate | None = None,
     ) -> None:
         if mode not in MODES:
             raise ConfigError(f"unknown record/replay mode {mode!r}; use one of {', '.join(MODES)}")
@@ -104,6 +106,8 @@ class RecordReplay:
         self.clock = clock
         self._inner = inner
         self._inner_sync = inner_sync
+        #: Each live async attempt goes through it (the shared ledger: rate tokens, spend reservations).
+        self._gate = live_gate
         self._owned_async: httpx.AsyncHTTPTransport | None = None
         self._owned_sync: httpx.HTTPTransport | None = None
         self._flush_every_s = flush_every_s
@@ -489,9 +493,16 @@ class RecordReplay:
             inner = self._inner = self._owned_async = httpx.AsyncHTTPTransport()
         slots = self._slots.get(prep.channel)
         if slots is None:
-            return await self._send_async(inner, prep, request)
+            return await self._gated(inner, prep, request)
         async with slots:
+            return await self._gated(inner, prep, request)
+
+    async def _gated(
+        self, inner: httpx.AsyncBaseTransport, prep: PreparedRequest, request: httpx.Request
+    ) -> httpx.Response:
+        if self._gate is None:
             return await self._send_async(inner, prep, request)
+        return await self._gate.around(prep.channel, request, lambda: self._send_async(inner, prep, request))
 
     async def _send_async(
         self, inner: httpx.AsyncBaseTransport, prep: PreparedRequest, request: httpx.Request
