@@ -10,16 +10,22 @@ the providers (error messages) and the CLI (everything printed):
   base URL that contains a configured key.
 * :func:`scrub_fragments` replaces every run of 12 or more characters that also occurs in a
   known secret (providers echo a prefix, a suffix or the middle of a key in 401 messages and
-  headers), and exact occurrences of shorter secrets (down to 8 characters).
+  headers), and exact occurrences of shorter secrets (down to 8 characters). ASCII secrets are
+  searched only inside runs of the secrets' own characters (a ``translate`` + ``find`` scan), the
+  rest of a text never being read twice.
+* :func:`secret_forms` lists what else a secret must be scrubbed as: its URL-encoded and base64
+  forms (the transport's ``redact_entry`` scrubs every form, and every fragment of one).
 """
 
 from __future__ import annotations
 
+import base64
 import functools
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import TypeVar, overload
-from urllib.parse import unquote, unquote_plus
+from urllib.parse import quote, quote_plus, unquote, unquote_plus
 
 REDACTED = "[REDACTED]"
 #: A secret's fragments of this length or more are scrubbed wherever they appear.
@@ -176,12 +182,100 @@ def _wanted(secrets: Iterable[str]) -> list[str]:
     return sorted({s for s in secrets if len(s) >= MIN_SECRET}, key=len, reverse=True)
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """What a set of secrets compiles to once (memoised): the fast scan's table and patterns."""
+
+    wanted: list[str]
+    #: The secrets searched (none inside another), as UTF-8 bytes.
+    covering: list[bytes]
+    #: ``bytes.translate`` table: 1 for every byte that occurs in a secret, 0 for every other; None
+    #: when a secret is not ASCII (its bytes would not map 1:1 onto characters).
+    table: bytes | None
+    #: ``shortest`` ones: no shorter run of secret bytes can hold a window or a short secret.
+    needle: bytes
+
+
+@functools.lru_cache(maxsize=256)  # the same few secrets are asked about for every field of every entry
+def _plan(secrets: frozenset[str]) -> _Plan:
+    wanted = _wanted(secrets)
+    covering = _covering([s.encode("utf-8") for s in wanted])
+    shortest = min((min(len(s), MIN_FRAGMENT) for s in covering), default=MIN_FRAGMENT)
+    table: bytes | None = None
+    if all(s.isascii() for s in wanted):
+        alphabet = set(b"".join(covering))
+        table = bytes(1 if b in alphabet else 0 for b in range(256))
+    return _Plan(wanted, covering, table, b"\x01" * shortest)
+
+
+def _run_spans(data: bytes, plan: _Plan) -> list[tuple[int, int]]:
+    """:func:`_spans` of every secret over ``data``, searched only inside runs of secret bytes.
+
+    A window of a secret, or a whole short secret, consists of the secrets' bytes only, so every
+    occurrence lies inside a maximal run of such bytes at least ``len(needle)`` long: the C-speed
+    ``translate`` + ``find`` locates those runs (ordinary text has few), and the probed search runs
+    on them alone. The spans are exactly those of a search over all of ``data`` (a span never
+    crosses a run's edge, and spans of two runs never touch, so they merge the same way).
+    """
+    assert plan.table is not None
+    mapped = data.translate(plan.table)
+    spans: list[tuple[int, int]] = []
+    pos = mapped.find(plan.needle)
+    while pos != -1:
+        end = mapped.find(b"\x00", pos)
+        if end == -1:
+            end = len(data)
+        run = data[pos:end]
+        spans.extend((pos + a, pos + b) for s in plan.covering for a, b in _spans(run, s))
+        pos = mapped.find(plan.needle, end)
+    return spans
+
+
+def _replaced_bytes(value: bytes, spans: list[tuple[int, int]]) -> bytes:
+    marker_b = REDACTED.encode("utf-8")
+    parts_b: list[bytes] = []
+    last = 0
+    for start, end in _merged(spans):
+        parts_b.extend((value[last:start], marker_b))
+        last = end
+    return b"".join([*parts_b, value[last:]])
+
+
 @overload
 def scrub_fragments(value: str, secrets: Iterable[str]) -> str: ...
 @overload
 def scrub_fragments(value: bytes, secrets: Iterable[str]) -> bytes: ...
 def scrub_fragments(value: str | bytes, secrets: Iterable[str]) -> str | bytes:
-    """``value`` with every known secret, and every ≥ 12-character fragment of one, replaced."""
+    """``value`` with every known secret, and every ≥ 12-character fragment of one, replaced.
+
+    ASCII secrets (every API key) take the run scan (:func:`_run_spans`) over the value's UTF-8
+    bytes: an ASCII secret's runs are ASCII, so byte spans replaced in the encoded text are the
+    character spans of the text (lone surrogates pass through ``surrogatepass``). Other secrets
+    take :func:`scrub_fragments_everywhere`; both give the same result (a property test).
+    """
+    if not value:
+        return value
+    plan = _plan(frozenset(secrets))
+    if not plan.wanted:
+        return value
+    if plan.table is None:
+        return scrub_fragments_everywhere(value, plan.wanted)
+    if isinstance(value, bytes):
+        spans = _run_spans(value, plan)
+        return _replaced_bytes(value, spans) if spans else value
+    data = value.encode("utf-8", "surrogatepass")
+    spans = _run_spans(data, plan)
+    if not spans:
+        return value
+    return _replaced_bytes(data, spans).decode("utf-8", "surrogatepass")
+
+
+@overload
+def scrub_fragments_everywhere(value: str, secrets: Iterable[str]) -> str: ...
+@overload
+def scrub_fragments_everywhere(value: bytes, secrets: Iterable[str]) -> bytes: ...
+def scrub_fragments_everywhere(value: str | bytes, secrets: Iterable[str]) -> str | bytes:
+    """:func:`scrub_fragments` searching the whole value (any secret; the reference of the run scan)."""
     wanted = _wanted(secrets)
     if not wanted or not value:
         return value
@@ -202,6 +296,30 @@ def scrub_fragments(value: str | bytes, secrets: Iterable[str]) -> str | bytes:
         parts.extend((value[last:start], REDACTED))
         last = end
     return "".join([*parts, value[last:]])
+
+
+def secret_forms(secret: str) -> set[str]:
+    """``secret`` as stored text may carry it: itself, URL-encoded, and base64-encoded.
+
+    URL-encoded as ``quote`` and ``quote_plus`` write it (every reserved character escaped); base64
+    in the standard and the URL-safe alphabets, at each of the three byte alignments a secret can
+    have inside a longer encoded text (``Basic`` credentials, a data URL, an echoed header), full
+    3-byte groups only (a partial group's characters depend on the neighbouring bytes). Each form is
+    then scrubbed like the secret: whole, and every fragment of ``MIN_FRAGMENT`` or more characters
+    (a 12-character base64 window is 9 bytes of the secret). A secret shorter than ``MIN_SECRET``
+    has no forms (it is not hunted at all), and forms shorter than that are left out.
+    """
+    if len(secret) < MIN_SECRET:
+        return set()
+    forms = {secret, quote(secret, safe=""), quote_plus(secret, safe="")}
+    raw = secret.encode("utf-8", "surrogatepass")
+    for offset in range(3):
+        part = raw[offset:]
+        part = part[: len(part) - len(part) % 3]
+        if part:
+            encoded = base64.b64encode(part).decode("ascii")
+            forms.update({encoded, base64.urlsafe_b64encode(part).decode("ascii")})
+    return {f for f in forms if len(f) >= MIN_SECRET}
 
 
 def scrub_text(text: str, secrets: Iterable[str] = ()) -> str:

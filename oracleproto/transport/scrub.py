@@ -5,8 +5,9 @@ headers are filtered by an allow-nothing-secret policy, JSON request bodies lose
 ``api_key``-like fields (the projection already drops them), and every secret value seen
 in the live request — and every fragment of 12 or more characters of one — is replaced
 wherever it appears in the entry (servers echo keys, or a prefix of them, in 401 messages
-and headers; exception messages may contain URLs with keys). The stored ``uri`` loses its
-userinfo and credential query values (``redact.redact_url``).
+and headers; exception messages may contain URLs with keys), and so is every URL-encoded and
+base64 form of such a secret and every 12-character fragment of one (``redact.secret_forms``).
+The stored ``uri`` loses its userinfo and credential query values (``redact.redact_url``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import contextlib
 import json
 from typing import Any
 
-from oracleproto.redact import MIN_SECRET, redact_url, scrub_fragments, url_credentials
+from oracleproto.redact import MIN_SECRET, redact_url, scrub_fragments, secret_forms, url_credentials
 from oracleproto.transport.entry import Entry
 from oracleproto.transport.keys import TRANSPORT_ONLY_FIELDS
 
@@ -140,10 +141,20 @@ def redact_value(value: Any, secrets: set[str]) -> Any:
     return value
 
 
+def stored_forms(secrets: set[str]) -> set[str]:
+    """Every form a secret can take in stored text (``redact.secret_forms``: raw, URL-encoded, base64)."""
+    forms: set[str] = set()
+    for secret in secrets:
+        forms |= secret_forms(secret)
+    return forms
+
+
 def redact_entry(entry: Entry, secrets: set[str]) -> Entry:
-    """``entry`` with every secret removed from its body, headers, uri, reason, request and exception."""
+    """``entry`` with every secret — and its URL-encoded and base64 forms, and every fragment of
+    those of 12 or more characters — removed from its body, headers, uri, reason, request and exception."""
     if not secrets:
         return entry
+    secrets = stored_forms(secrets)
     entry.body = redact_value(entry.body, secrets)
     entry.response_headers = redact_value(entry.response_headers, secrets)
     entry.uri = redact_value(entry.uri, secrets)
