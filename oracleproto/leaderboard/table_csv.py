@@ -7,6 +7,7 @@ import io
 from typing import Any
 
 from oracleproto.analysis.trials import BUCKETS
+from oracleproto.safe_text import storable
 
 #: ``model`` is the display name, ``slug`` the model configuration (``real/slug::rR::cC``).
 COLUMNS = (
@@ -66,10 +67,14 @@ def _row(model: dict[str, Any], names: dict[str, str]) -> list[str]:
 
 
 def leaderboard_csv(document: dict[str, Any]) -> str:
-    """One row per model configuration (numbers as the document holds them, empty when undefined)."""
+    """One row per model configuration (numbers as the document holds them, empty when undefined).
+
+    Text is as the runs hold it, but a lone surrogate (a stranger's ``\\ud800`` in a name or a
+    question id) becomes U+FFFD: a CSV is plain UTF-8 text, which cannot hold one.
+    """
     names = {m["slug"]: m["name"] for m in document["models"]}
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(COLUMNS)
     writer.writerows(_row(m, names) for m in document["models"])
-    return buffer.getvalue()
+    return storable(buffer.getvalue())

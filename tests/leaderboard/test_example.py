@@ -1,4 +1,4 @@
-"""The committed demo board (docs/examples/leaderboard/, linked from the README) is what the command writes now.
+"""The committed demo board (docs/examples/leaderboard/, linked from the README) is what the command writes.
 
 Compared byte for byte, with two exceptions that say nothing about the board: the version in the
 ``generator`` field (a release would otherwise outdate the example), and the viewer page's packed

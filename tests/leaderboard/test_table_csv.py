@@ -63,3 +63,13 @@ def test_a_model_without_an_official_score(demo_board: Any) -> None:
     (row,) = [r for r in csv.DictReader(io.StringIO(leaderboard_csv(doc))) if r["slug"] == last["slug"]]
     assert (row["rank"], row["score"], row["p_rank_1"], row["rank_ci_low"]) == ("", "", "", "")
     assert (row["official_score"], row["no_score_reason"]) == ("false", "demo-01 (sample 1: rate_limit)")
+
+
+def test_a_lone_surrogate_becomes_a_replacement_character(demo_board: Any) -> None:
+    doc = copy.deepcopy(demo_board.document)
+    doc["models"][0]["name"] = "a\ud800b"
+    doc["models"][1]["no_score_reason"] = "q\udcff (sample 0: missing)"
+    text = leaderboard_csv(doc)
+    text.encode("utf-8")  # writable as it is
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert (rows[0]["model"], rows[1]["no_score_reason"]) == ("a\ufffdb", "q\ufffd (sample 0: missing)")
