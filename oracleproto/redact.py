@@ -182,6 +182,11 @@ def _wanted(secrets: Iterable[str]) -> list[str]:
     return sorted({s for s in secrets if len(s) >= MIN_SECRET}, key=len, reverse=True)
 
 
+#: Bytes that ordinary text is full of: a secret holding one (``Bearer <token>``) would make the
+#: whole text one run, so windows holding one are searched for directly instead.
+_COMMON = frozenset(b" \t\n\r\x0b\x0c")
+
+
 @dataclass(frozen=True)
 class _Plan:
     """What a set of secrets compiles to once (memoised): the fast scan's table and patterns."""
@@ -189,33 +194,46 @@ class _Plan:
     wanted: list[str]
     #: The secrets searched (none inside another), as UTF-8 bytes.
     covering: list[bytes]
-    #: ``bytes.translate`` table: 1 for every byte that occurs in a secret, 0 for every other; None
-    #: when a secret is not ASCII (its bytes would not map 1:1 onto characters).
+    #: ``bytes.translate`` table: 1 for every byte that occurs in a secret (whitespace excepted), 0
+    #: for every other; None when a secret is not ASCII (its bytes would not map 1:1 onto characters).
     table: bytes | None
     #: ``shortest`` ones: no shorter run of secret bytes can hold a window or a short secret.
     needle: bytes
+    #: Every window (or whole short secret) that holds whitespace: searched for in the whole text.
+    spanning: tuple[bytes, ...]
+
+
+def _with_common(secret: bytes) -> list[bytes]:
+    """The patterns of ``secret`` (its windows, or itself when short) that hold a whitespace byte."""
+    if len(secret) < MIN_FRAGMENT:
+        return [secret] if any(b in _COMMON for b in secret) else []
+    windows = (secret[i : i + MIN_FRAGMENT] for i in range(len(secret) - MIN_FRAGMENT + 1))
+    return [w for w in windows if any(b in _COMMON for b in w)]
 
 
 @functools.lru_cache(maxsize=256)  # the same few secrets are asked about for every field of every entry
 def _plan(secrets: frozenset[str]) -> _Plan:
     wanted = _wanted(secrets)
     covering = _covering([s.encode("utf-8") for s in wanted])
-    shortest = min((min(len(s), MIN_FRAGMENT) for s in covering), default=MIN_FRAGMENT)
+    plain = [s for s in covering if not (len(s) < MIN_FRAGMENT and any(b in _COMMON for b in s))]
+    shortest = min((min(len(s), MIN_FRAGMENT) for s in plain), default=MIN_FRAGMENT)
     table: bytes | None = None
     if all(s.isascii() for s in wanted):
-        alphabet = set(b"".join(covering))
+        alphabet = set(b"".join(covering)) - _COMMON
         table = bytes(1 if b in alphabet else 0 for b in range(256))
-    return _Plan(wanted, covering, table, b"\x01" * shortest)
+    spanning = tuple(sorted({w for s in covering for w in _with_common(s)}))
+    return _Plan(wanted, covering, table, b"\x01" * shortest, spanning)
 
 
 def _run_spans(data: bytes, plan: _Plan) -> list[tuple[int, int]]:
     """:func:`_spans` of every secret over ``data``, searched only inside runs of secret bytes.
 
-    A window of a secret, or a whole short secret, consists of the secrets' bytes only, so every
-    occurrence lies inside a maximal run of such bytes at least ``len(needle)`` long: the C-speed
-    ``translate`` + ``find`` locates those runs (ordinary text has few), and the probed search runs
-    on them alone. The spans are exactly those of a search over all of ``data`` (a span never
-    crosses a run's edge, and spans of two runs never touch, so they merge the same way).
+    A window of a secret, or a whole short secret, without whitespace consists of the secrets'
+    other bytes only, so every occurrence lies inside a maximal run of such bytes at least
+    ``len(needle)`` long: the C-speed ``translate`` + ``find`` locates those runs (ordinary text has
+    few), and the probed search runs on them alone. The few patterns holding whitespace (``Bearer
+    <token>``'s windows across the space) are looked for in the whole text. The spans are exactly
+    those of a search over all of ``data``, so they merge to the same result.
     """
     assert plan.table is not None
     mapped = data.translate(plan.table)
@@ -228,6 +246,11 @@ def _run_spans(data: bytes, plan: _Plan) -> list[tuple[int, int]]:
         run = data[pos:end]
         spans.extend((pos + a, pos + b) for s in plan.covering for a, b in _spans(run, s))
         pos = mapped.find(plan.needle, end)
+    for pattern in plan.spanning:
+        start = data.find(pattern)
+        while start != -1:
+            spans.append((start, start + len(pattern)))
+            start = data.find(pattern, start + 1)
     return spans
 
 

@@ -184,7 +184,7 @@ def test_secret_forms_lists_raw_url_and_base64_forms() -> None:
 
 
 # Texts for the equivalence check: key characters, other ASCII, non-ASCII, a lone surrogate.
-_TEXT_CHARS = 'abAB01-_+/= .,:{}"é–😀\ud800'
+_TEXT_CHARS = 'abAB01-_+/= \n.,:{}"é–😀\ud800'
 
 
 @st.composite
