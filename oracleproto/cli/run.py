@@ -289,7 +289,8 @@ def run_command(
     experiment = load_experiment(env_file, config_path, models_option, limit, profile_path)
     settings = experiment.settings
     source_db = resolve_dataset(dataset, settings)
-    shard = plan_shard(settings, source_db, mode=mode or settings.run.mode, refresh=refresh is not None)
+    chosen_mode = mode or settings.run.mode
+    shard = plan_shard(settings, source_db, mode=chosen_mode, refresh=refresh is not None, dry_run=dry_run)
     if shard.done:
         return
     settings = shard.settings

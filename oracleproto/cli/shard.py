@@ -129,11 +129,11 @@ def _with_models(settings: Settings, models: list[str]) -> Settings:
     return settings.model_copy(update={"llm": settings.llm.model_copy(update={"models": models})})
 
 
-def _check_mode(choice: ShardChoice, mode: CacheMode, refresh: bool) -> None:
-    if choice.sharded and (refresh or mode != "record"):
+def _check_mode(choice: ShardChoice, mode: CacheMode, refresh: bool, dry_run: bool) -> None:
+    if choice.sharded and (refresh or (mode != "record" and not dry_run)):
         raise click.UsageError(
             "--shard, --shard-models and --experiment record one shard of an experiment: use them with "
-            "--record (a recorded shard is replayed like any run: `oracleproto replay RUN`)"
+            "--record or --dry-run (a recorded shard is replayed like any run: `oracleproto replay RUN`)"
         )
     if choice.shard is not None and choice.models is not None:
         raise click.UsageError("--shard I/N and --shard-models name a shard two ways: give one of them")
@@ -145,16 +145,18 @@ def plan_shard(
     *,
     mode: CacheMode,
     refresh: bool = False,
+    dry_run: bool = False,
     env: Mapping[str, str] | None = None,
 ) -> ShardPlan:
-    """This invocation's shard: its settings, manifest entry and experiment id (or ``done``)."""
+    """This invocation's shard: its settings, manifest entry and experiment id (or ``done``);
+    ``dry_run``: only planned (``run --dry-run``), in any mode."""
     env = os.environ if env is None else env
     choice = _choice()
     wants_ledger = mode == "record" and not refresh and ledger_config(env) is not None
     if not (choice.sharded or choice.print_id or wants_ledger):
         return ShardPlan(settings)
     if not choice.print_id:
-        _check_mode(choice, mode, refresh)
+        _check_mode(choice, mode, refresh, dry_run)
     # As the run resolves it (runner/execute.py): a PROTOCOLS_FILE's blocks switch the protocols.
     texts = load_run_texts(settings)
     whole = resolve_identity(with_protocol_switches(settings, texts, recorded=False), source_db, texts=texts)

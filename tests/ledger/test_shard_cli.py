@@ -104,7 +104,7 @@ def test_bad_shard_options_are_refused(tmp_path: Path) -> None:
         assert said in result.output, (extra, result.output)
         assert "Traceback" not in result.output
     replay = invoke(["run", "--env-file", env, "--shard", "0/2", "--run-id", "20260301-120000-0a1f"])
-    assert replay.exit_code == 2 and "use them with --record" in replay.output
+    assert replay.exit_code == 2 and "use them with --record or --dry-run" in replay.output
     bad_env = invoke(record_args(tmp_path, env, "--shard", "auto/4"), {"JOB_COMPLETION_INDEX": "7"})
     assert (
         bad_env.exit_code == 2 and "JOB_COMPLETION_INDEX='7' is not a shard index (0 to 3)" in bad_env.output
@@ -170,3 +170,12 @@ def test_shards_record_disjoint_parts_of_one_experiment(tmp_path: Path, sim: Sim
     replayed = invoke(["replay", run, "--no-progress"])
     assert replayed.exit_code == 0, replayed.output
     assert "reproduced byte for byte" in replayed.stdout
+
+
+def test_a_dry_run_plans_the_shard_only(tmp_path: Path) -> None:
+    env = env_file(tmp_path, "http://127.0.0.1:9")
+    result = invoke(["run", "--env-file", env, "--dry-run", "--shard", "1/2"])
+    assert result.exit_code == 0, result.output
+    planned = [line.split()[0] for line in result.stdout.splitlines() if line.startswith("sim/")]
+    assert planned == ["sim/greedy::r5::c4", "sim/random::r5::c4"]
+    assert not (tmp_path / "runs").exists()
