@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from oracleproto.analysis.leakage import read_audit
 from oracleproto.leaderboard import BoardOutput, build_leaderboard
 from oracleproto.leaderboard.page import render_board_page
 from oracleproto.view.page import write_page
@@ -30,6 +31,7 @@ from tests.bidi_layout import (
 )
 from tests.browser import ConfinedPage
 from tests.leaderboard.panel import RUN_B, THREE, two_runs
+from tests.leaderboard.test_audit import scored
 from tests.view.test_page import HOSTILE
 
 CAREFUL, HASTY, SLOPPY = (f"sim/{m}::r5::c4" for m in ("careful", "hasty", "sloppy"))
@@ -48,6 +50,8 @@ SORTED_BY = {
     "usd_per_correct": lambda m: m["usd_per_correct"],
     "usd_all_repeats": lambda m: m["usd_all_repeats"],
     "complete_questions": lambda m: m["complete_questions"],
+    # Only with --audit: the leak-widened interval, by its lower end.
+    "leak": lambda m: m["leak"] and m["leak"]["ci_low"],
 }
 
 
@@ -127,12 +131,31 @@ def test_every_column_sorts_both_ways_with_missing_values_last(
     doc["models"][0]["vote_score"] = None
     page, errors = _open(browser_page, _page_of(doc, tmp_path / "board.html"))
     keys = page.eval_on_selector_all("#board th.sortable", "hs => hs.map(h => h.dataset.key)")
-    assert sorted(keys) == sorted(SORTED_BY)
+    assert sorted(keys) == sorted(k for k in SORTED_BY if k != "leak")
     for key in keys:
         for _ in range(2):  # once in the column's first direction, once reversed
             order, direction = _sort(page, key)
             assert direction in ("ascending", "descending")
             assert order == expected_order(doc["models"], key, direction), (key, direction)
+    _no_outside_request(browser_page, errors)
+
+
+def test_with_an_audit_the_widened_interval_is_shown_and_sorts(
+    browser_page: ConfinedPage, demo_run: Path, tmp_path: Path
+) -> None:
+    audit = read_audit(scored(tmp_path / "audit"))
+    board = build_leaderboard([("demo", demo_run)], tmp_path / "board", audits=[audit], views=False)
+    page, errors = _open(browser_page, board.out / "leaderboard.html")
+    assert page.text_content('#board th[data-key="leak"]') == "Leak-adjusted 95% CI"
+    careful = board.document["models"][0]
+    shown = page.text_content(f'#board tr[data-slug="{CAREFUL}"] td[data-key="leak"]')
+    assert shown == f"[{careful['leak']['ci_low']:.2f}, {careful['score_ci_high']:.2f}]"
+    # The bar draws the widening (orange) below the interval.
+    assert page.locator(f'#board tr[data-slug="{CAREFUL}"] svg rect.leak').count() == 1
+    for _ in range(2):
+        order, direction = _sort(page, "leak")
+        assert order == expected_order(board.document["models"], "leak", direction)
+    assert "FN/N = 0/100" in page.text_content("#notes")
     _no_outside_request(browser_page, errors)
 
 
