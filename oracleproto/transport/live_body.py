@@ -134,10 +134,25 @@ async def read_live_async(
                     reader.feed(chunk)
                 return response, reader.body()
             finally:
-                await response.aclose()
+                await _close_uninterrupted(response)
     except TimeoutError:
         assert deadline is not None  # only a deadline raises it here
         raise _deadline_error(request, deadline) from None
+
+
+async def _close_uninterrupted(response: httpx.Response) -> None:
+    """Close ``response`` (and so its connection) even when the task is cancelled again meanwhile.
+
+    The close can be reached by one cancellation (the attempt's deadline, or the run stopping its
+    other samples) and interrupted by the other; a close cut short leaves the socket open until
+    garbage collection, after the run's event loop has ended. Shielded, it always runs to its end.
+    """
+    closing = asyncio.ensure_future(response.aclose())
+    try:
+        await asyncio.shield(closing)
+    except asyncio.CancelledError:
+        await asyncio.wait([closing])  # a second cancellation: finish closing, then propagate it
+        raise
 
 
 def read_live_sync(
