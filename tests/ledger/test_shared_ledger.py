@@ -6,6 +6,7 @@ shard before anything is written."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,8 +15,8 @@ import pytest
 
 from oracleproto.ledger import NANO, key_id
 from oracleproto.ledger.redis_ledger import budget_keys
-from oracleproto.sim.faults import FaultConfig
-from oracleproto.sim.server import SimConfig, Simulator
+from oracleproto.sim.loopback import LoopbackRequest, LoopbackResponse, LoopbackServer
+from oracleproto.sim.server import SimConfig, SimHandler, Simulator
 from oracleproto.transport.stats import cassette_stats
 from tests.ledger.redis_server import RedisServer, free_port, wait_for
 from tests.ledger.support import (
@@ -36,8 +37,7 @@ RATES = "llm=200/s:20,search=200/s:20,detector=400/s:40"
 
 @pytest.fixture
 def sim() -> Iterator[Simulator]:
-    # A little latency, so a shard is still running when its ledger goes away.
-    with Simulator(SimConfig(seed=5, chat=FaultConfig(latency_ms=20))) as server:
+    with Simulator(SimConfig(seed=5)) as server:
         yield server
 
 
@@ -115,18 +115,52 @@ def test_two_shards_with_one_key_and_one_cap_never_spend_past_it(
             assert secret[start_at : start_at + 8] not in stored
 
 
+class HeldSimulator:
+    """The simulator, holding every POST after the first ``free`` until released: the shard is
+    certainly mid-run, some calls settled and others waiting, when its ledger goes away."""
+
+    def __init__(self, free: int) -> None:
+        self._handler = SimHandler(SimConfig(seed=5))
+        self._free = free
+        self._lock = threading.Lock()
+        self.posts = 0
+        self.release = threading.Event()
+        self.server = LoopbackServer(self, 0)
+
+    def __call__(self, request: LoopbackRequest) -> LoopbackResponse:
+        if request.method == "POST":
+            with self._lock:
+                self.posts += 1
+                held = self.posts > self._free
+            if held:
+                self.release.wait(timeout=300)
+        return self._handler(request)
+
+
 def test_a_lost_ledger_stops_the_shard_resumably_and_it_finishes_when_back(
-    tmp_path: Path, sim: Simulator, redis_server: RedisServer
+    tmp_path: Path, redis_server: RedisServer
 ) -> None:
-    env = env_file(tmp_path, sim.base_url)
+    sim = HeldSimulator(free=6)
+    sim.server.start()
+    try:
+        _lost_and_back(tmp_path, sim, redis_server)
+    finally:
+        sim.release.set()
+        sim.server.stop()
+
+
+def _lost_and_back(tmp_path: Path, sim: HeldSimulator, redis_server: RedisServer) -> None:
+    env = env_file(tmp_path, sim.server.base_url)
     prices = price_file(tmp_path)
     args = record_args(tmp_path, env, "--shard", "0/2", "--limit", "4", "--prices", prices, "--max-cost", "5")
     shared = {"LEDGER_URL": redis_server.url}
     experiment = experiment_id(env, "--limit", "4")
     process = start(args, shared, tmp_path / "out")
+    wait_for(lambda: sim.posts > 6, "a call held by the simulator")
     wait_for(lambda: budget(redis_server, experiment).get("settled", 0) > 0, "the shard's first settled call")
     before = budget(redis_server, experiment)
     redis_server.kill()
+    sim.release.set()  # the held calls are answered; the shard's next reservation finds no ledger
     code, _, err = finish(process, tmp_path / "out")
     assert code == 4, err
     run = only_run(tmp_path / "runs")
