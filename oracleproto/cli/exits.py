@@ -11,9 +11,11 @@ EXIT_INVALID = 2
 #: A run or refresh aborted by an authentication failure (401/403) or exhausted credit/quota; resumable.
 EXIT_AUTH = 3
 #: A run or refresh stopped because a provider cannot serve it now (a Retry-After above
-#: ``RETRY_AFTER_MAX_S``, or the circuit breaker); it is resumable.
+#: ``RETRY_AFTER_MAX_S``, or the circuit breaker), or a shard's ledger (``LEDGER_URL``) stopped
+#: answering; it is resumable.
 EXIT_UNAVAILABLE = 4
-#: A run stopped at ``--max-cost``: this session's spend reached the cap; it is resumable.
+#: A run stopped at ``--max-cost``: this session's spend reached the cap (with ``LEDGER_URL``: every
+#: shard's spend together would pass it); it is resumable.
 EXIT_SPEND_CAP = 5
 #: The user interrupted a run or refresh (Ctrl-C, as shells report SIGINT); it is resumable.
 EXIT_INTERRUPTED = 130
