@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
+from click.core import ParameterSource
 
 from oracleproto.cli.plan import plan_prices
 from oracleproto.errors import ConfigError
@@ -40,6 +41,8 @@ class ShardChoice:
     models: tuple[str, ...] | None = None
     expected: ExperimentId | None = None
     print_id: bool = False
+    #: ``ORACLEPROTO_EXPERIMENT`` rather than ``--experiment``: ignored by commands that do not record.
+    expected_from_env: bool = False
 
     @property
     def sharded(self) -> bool:
@@ -62,16 +65,17 @@ def _store(ctx: click.Context, param: click.Parameter, value: Any) -> None:
     choice: ShardChoice = ctx.meta.get(_META, ShardChoice())
     try:
         if param.name == "shard" and value is not None:
-            choice = ShardChoice(ShardSpec.parse(value), choice.models, choice.expected, choice.print_id)
+            choice = replace(choice, shard=ShardSpec.parse(value))
         elif param.name == "shard_models" and value is not None:
             models = tuple(str(m) for m in split_list(value))
             if not models:
                 raise ValueError("is empty; give one or more of the experiment's models, comma-separated")
-            choice = ShardChoice(choice.shard, models, choice.expected, choice.print_id)
+            choice = replace(choice, models=models)
         elif param.name == "experiment" and value:
-            choice = ShardChoice(choice.shard, choice.models, ExperimentId.parse(value), choice.print_id)
+            from_env = ctx.get_parameter_source("experiment") is ParameterSource.ENVIRONMENT
+            choice = replace(choice, expected=ExperimentId.parse(value), expected_from_env=from_env)
         elif param.name == "print_experiment_id" and value:
-            choice = ShardChoice(choice.shard, choice.models, choice.expected, True)
+            choice = replace(choice, print_id=True)
     except (ValueError, ConfigError) as exc:
         shown = str(exc).removeprefix(f"--experiment {value!r} ")
         raise click.BadParameter(shown, ctx=ctx, param=param) from None
@@ -152,6 +156,8 @@ def plan_shard(
     ``dry_run``: only planned (``run --dry-run``), in any mode."""
     env = os.environ if env is None else env
     choice = _choice()
+    if choice.expected_from_env and (refresh or (mode != "record" and not dry_run)):
+        choice = replace(choice, expected=None)  # a shard's environment, in a shell that replays
     wants_ledger = mode == "record" and not refresh and ledger_config(env) is not None
     if not (choice.sharded or choice.print_id or wants_ledger):
         return ShardPlan(settings)

@@ -105,6 +105,12 @@ def test_bad_shard_options_are_refused(tmp_path: Path) -> None:
         assert "Traceback" not in result.output
     replay = invoke(["run", "--env-file", env, "--shard", "0/2", "--run-id", "20260301-120000-0a1f"])
     assert replay.exit_code == 2 and "use them with --record or --dry-run" in replay.output
+    # A shard's ORACLEPROTO_EXPERIMENT left in a shell that replays is not a shard option given by mistake.
+    expected = "exp1-" + "-".join(["0" * 12] * 4)
+    replay_env = invoke(
+        ["run", "--env-file", env, "--run-id", "20260301-120000-0a1f"], {"ORACLEPROTO_EXPERIMENT": expected}
+    )
+    assert replay_env.exit_code == 2 and "no run 20260301-120000-0a1f under" in replay_env.output
     bad_env = invoke(record_args(tmp_path, env, "--shard", "auto/4"), {"JOB_COMPLETION_INDEX": "7"})
     assert (
         bad_env.exit_code == 2 and "JOB_COMPLETION_INDEX='7' is not a shard index (0 to 3)" in bad_env.output
