@@ -28,6 +28,7 @@ import time
 from collections import defaultdict
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -86,9 +87,15 @@ def simulator_process(*, fail_429: float, fail_5xx: float = FAIL_5XX) -> Iterato
         child.wait(timeout=10)
 
 
-def _settings(sim: ServedSimulator, runs_root: Path, caps: dict[str, int] | None) -> Settings:
+def _settings(
+    sim: ServedSimulator,
+    runs_root: Path,
+    caps: dict[str, int] | None,
+    models: int = MODELS,
+    samples: int = SAMPLES,
+) -> Settings:
     # backoff_scale 1: the harness's real backoff schedule (``sim run`` scales it down for tests).
-    spec = SimRunSpec(models=MODELS, samples=SAMPLES, runs_root=runs_root, backoff_scale=1.0)
+    spec = SimRunSpec(models=models, samples=samples, runs_root=runs_root, backoff_scale=1.0)
     base = simulated_settings(sim, spec)
     if caps is None:
         return base
@@ -124,13 +131,27 @@ def ideal_bound(cassettes: Path, settings: Settings) -> dict[str, float]:
     return terms
 
 
+@dataclass(frozen=True)
+class LiveRun:
+    """What one live run records: the simulator's faults and the run's size (the row's is the default)."""
+
+    fail_429: float = FAIL_429
+    fail_5xx: float = FAIL_5XX
+    source_db: Path = SHARED_DB
+    models: int = MODELS
+    samples: int = SAMPLES
+
+
 def efficiency(
-    caps: dict[str, int] | None, *, fail_429: float = FAIL_429, fail_5xx: float = FAIL_5XX
+    caps: dict[str, int] | None, run: LiveRun = LiveRun()
 ) -> tuple[float, float, dict[str, float]]:
     """(efficiency, wall seconds, bound terms) of one recorded run with ``caps`` (None = defaults)."""
-    with tempfile.TemporaryDirectory() as tmp, simulator_process(fail_429=fail_429, fail_5xx=fail_5xx) as sim:
-        settings = _settings(sim, Path(tmp), caps)
-        options = RunOptions(settings=settings, source_db=SHARED_DB, runs_root=Path(tmp), progress=False)
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        simulator_process(fail_429=run.fail_429, fail_5xx=run.fail_5xx) as sim,
+    ):
+        settings = _settings(sim, Path(tmp), caps, run.models, run.samples)
+        options = RunOptions(settings=settings, source_db=run.source_db, runs_root=Path(tmp), progress=False)
         started = time.perf_counter()
         summary = asyncio.run(execute_run(options, clock=SystemClock(), rand=random.Random(0)))
         wall = time.perf_counter() - started

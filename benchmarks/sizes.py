@@ -71,15 +71,20 @@ _WRAP = (
 )
 
 
+#: Where children run and what is added to their environment: ``benchmarks.inject`` points both at a
+#: patched copy of the package (a regression injected to show that a row can fail).
+CHILD = {"cwd": REPO, "env": {}}
+
+
 def run_child(
-    command: Sequence[str], *, cwd: Path = REPO, check: bool = True, env: dict[str, str] | None = None
+    command: Sequence[str], *, cwd: Path | None = None, check: bool = True, env: dict[str, str] | None = None
 ) -> Timed:
-    """Run ``command`` (with ``env`` added to the environment); its wall time and peak RSS."""
+    """Run ``command`` (with ``env`` added to the environment); its wall time, CPU time and peak RSS."""
     start = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-S", "-c", _WRAP, *command],
-        cwd=cwd,
-        env={**os.environ, **(env or {})},
+        cwd=cwd or CHILD["cwd"],
+        env={**os.environ, **CHILD["env"], **(env or {})},  # type: ignore[dict-item]
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         check=False,

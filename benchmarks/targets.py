@@ -91,19 +91,33 @@ def memory_row(what: str, tool: Timed, base: Timed) -> Row:
     )
 
 
+def measure(kind: str, run: Path, dataset: Path, cache: Path, pairs: int = 1) -> tuple[Timed, Timed]:
+    """The tool and its floor for one row kind: ``first`` (a replay that parses the YAML and builds
+    the index), ``index`` (a replay served from the index) or ``verify``; the least CPU of each."""
+    if kind == "first":
+
+        def first() -> Timed:
+            shutil.rmtree(cache, ignore_errors=True)  # a first replay: it parses the YAML, builds the index
+            return sizes.replay(run, cache, dataset)
+
+        return sizes.best(pairs, first, lambda: sizes.floor(run, "replay"))
+    if kind == "index":
+        index = sizes.index_dir(run, cache)
+        if not index.is_dir():
+            sizes.replay(run, cache, dataset)  # builds the index the timed replays are served from
+        return sizes.best(
+            pairs, lambda: sizes.replay(run, cache, dataset), lambda: sizes.floor(run, "index", index)
+        )
+    if kind == "verify":
+        return sizes.best(pairs, lambda: sizes.verify(run, dataset), lambda: sizes.floor(run, "verify"))
+    raise ValueError(f"unknown row kind {kind!r}")
+
+
 def size_rows(label: str, run: Path, dataset: Path, cache: Path, pairs: int) -> tuple[list[Row], str]:
     """The six rows of one run size, and its line of absolute figures."""
-
-    def first() -> Timed:
-        shutil.rmtree(cache, ignore_errors=True)  # a first replay: it parses the YAML, builds the index
-        return sizes.replay(run, cache, dataset)
-
-    cold, cold_floor = sizes.best(pairs, first, lambda: sizes.floor(run, "replay"))
-    index = sizes.index_dir(run, cache)
-    again, again_floor = sizes.best(
-        pairs, lambda: sizes.replay(run, cache, dataset), lambda: sizes.floor(run, "index", index)
-    )
-    ver, ver_floor = sizes.best(pairs, lambda: sizes.verify(run, dataset), lambda: sizes.floor(run, "verify"))
+    cold, cold_floor = measure("first", run, dataset, cache, pairs)
+    again, again_floor = measure("index", run, dataset, cache, pairs)
+    ver, ver_floor = measure("verify", run, dataset, cache, pairs)
     rows = [
         time_row(f"replay {label}, first (YAML) / replay floor", cold, cold_floor, FIRST_TARGET),
         time_row(f"replay {label}, from index / index floor", again, again_floor, INDEX_TARGET),
