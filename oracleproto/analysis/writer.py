@@ -21,13 +21,13 @@ from oracleproto.analysis.revisions import summary_revision
 from oracleproto.analysis.setup_tables import SETUP_TABLES, render_setup
 from oracleproto.analysis.tables import DEFAULT_STYLE, RENDERERS, TABLES, TableStyle
 from oracleproto.errors import AnalysisError
-from oracleproto.store.rundir import AUDIT_SUBDIR, POINTS_F1_SUBDIR
+from oracleproto.store.rundir import AUDIT_SUBDIR, ON_DEMAND_SUBDIRS
 
 FORMATS = ("md", "csv", "json", "latex", "all")
 MARKER = ".oracleproto-analysis"
-#: Sub-folders of an analysis directory that other passes own (the refresh audit, the points-f1
-#: report): a rewrite by the analysis pass carries them over unchanged instead of deleting them.
-FOREIGN_SUBDIRS = (AUDIT_SUBDIR, POINTS_F1_SUBDIR)
+#: Sub-folders of an analysis directory that other passes own (the refresh audit, the reports written
+#: on demand beside it): a rewrite by the analysis pass carries them over unchanged, never deletes them.
+FOREIGN_SUBDIRS = (AUDIT_SUBDIR, *ON_DEMAND_SUBDIRS)
 FLOAT_DECIMALS = 6
 
 

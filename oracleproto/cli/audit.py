@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -22,9 +23,10 @@ from oracleproto.audit import (
 )
 from oracleproto.audit.refresh import resume_arguments
 from oracleproto.cli.exits import EXIT_FAILED, stopped_exit_status
+from oracleproto.cli.runref import RUN_FORMS, resolve_run, runs_root_option
 from oracleproto.cli.stop import StoppedBySignalError, report_stopped, run_stoppable
 from oracleproto.clock import Clock
-from oracleproto.errors import RunStoppedError
+from oracleproto.errors import RunStoppedError, StoreError
 from oracleproto.store import RunDir, new_run_id
 from oracleproto.store.naming import RandomBits
 
@@ -50,20 +52,47 @@ def _emit(audit: dict[str, Any], fmt: str) -> None:
         click.echo("\n".join(summary_lines(audit)))
 
 
-@click.command("diff")
+def _side(ref: str, runs_root: Path | None) -> tuple[Path, int | None]:
+    """``RUN`` or ``RUN@GEN``: the folder (any RUN form, or a cassette folder) and the generation."""
+    path, generation = split_ref(ref)
+    if not path.is_dir():
+        # Not found: load_view says what is missing (and how to write a generation).
+        with contextlib.suppress(StoreError):
+            path = resolve_run(str(path), runs_root, cassettes=True).path
+    return path, generation
+
+
+@click.command("diff", epilog=f"OLD, NEW: {RUN_FORMS}; or a cassette folder; each optionally @GEN.")
 @click.argument("old")
 @click.argument("new")
-@click.option("--format", "fmt", type=click.Choice(["text", "md", "json"]), default="text", show_default=True)
-@click.option("--bootstrap", "samples", type=click.IntRange(0), default=1000, show_default=True)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "md", "json"]),
+    default="text",
+    show_default=True,
+    help="text: the summary lines; md: the audit as Markdown; json: the whole audit.",
+)
+@click.option(
+    "--bootstrap",
+    "samples",
+    type=click.IntRange(0),
+    default=1000,
+    show_default=True,
+    help="Bootstrap resamples of the metric deltas' intervals (0: none).",
+)
 @click.option("--fail-on-drift", is_flag=True, help="Exit 1 when any entry is not unchanged.")
-def diff_cmd(*, old: str, new: str, fmt: str, samples: int, fail_on_drift: bool) -> None:
+@runs_root_option
+def diff_cmd(
+    *, old: str, new: str, fmt: str, samples: int, fail_on_drift: bool, runs_root: Path | None
+) -> None:
     """Classify every entry of OLD vs NEW (run dirs or cassette dirs, optionally PATH@GEN).
 
     Without @GEN each side is its latest generation; when both name the same directory, OLD
     is the generation before NEW's.
     """
-    old_path, old_gen = split_ref(old)
-    new_path, new_gen = split_ref(new)
+    old_path, old_gen = _side(old, runs_root)
+    new_path, new_gen = _side(new, runs_root)
     after = load_view(new_path, new_gen)
     before = load_view(old_path, old_gen)
     if before.root.resolve() == after.root.resolve() and old_gen is None:
@@ -99,5 +128,5 @@ def run_refresh(options: RefreshOptions, *, clock: Clock, rand: RandomBits) -> N
 
 
 def refresh_target(value: str, runs_root: Path) -> Path:
-    """``--refresh RUN``: a run directory, or a run id under the runs root."""
-    return RunDir.resolve(value, runs_root).root
+    """``--refresh RUN``: any RUN form (``cli/runref.py``) but a bundle."""
+    return resolve_run(value, runs_root).path

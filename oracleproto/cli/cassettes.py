@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from oracleproto.cli.lazy_group import LazyGroup
+from oracleproto.cli.runref import RUN_FORMS, RunRef, run_argument, runs_root_option
 from oracleproto.errors import TransportError
 from oracleproto.oserrors import cannot_write
 from oracleproto.store import RunDir
@@ -23,7 +24,8 @@ from oracleproto.transport.store import CassetteStore, has_leftover_journal, reb
 from oracleproto.verify.attest import ATTESTATION_NAME
 from oracleproto.verify.gc import apply_gc, plan_gc
 
-_PATH = click.Path(exists=True, file_okay=False, path_type=Path)
+#: The epilog of the commands that take a run or a bare cassette folder.
+_EPILOG = f"RUN: {RUN_FORMS}; or a folder of cassettes."
 
 
 def _samples_from_manifest(path: Path) -> int | None:
@@ -76,11 +78,12 @@ def _refuse_live_recording(folder: Path) -> None:
 
 @click.group("cassettes", cls=LazyGroup)
 def cassettes() -> None:
-    """Inspect the recorded cassettes of a run (PATH = run dir or cassette dir)."""
+    """Inspect the recorded cassettes of a run (RUN = a run, or a cassette folder)."""
 
 
-@cassettes.command("ls")
-@click.argument("path", type=_PATH)
+@cassettes.command("ls", epilog=_EPILOG)
+@run_argument(cassettes=True)
+@runs_root_option
 @click.option(
     "--sample",
     "sample",
@@ -90,8 +93,9 @@ def cassettes() -> None:
     help="Only the entries sample N of QUESTION for MODEL used (search and detector included).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the entries as one JSON object (nothing else).")
-def ls_cmd(path: Path, sample: tuple[str, str, int] | None, as_json: bool) -> None:
+def ls_cmd(run: RunRef, runs_root: Path | None, sample: tuple[str, str, int] | None, as_json: bool) -> None:
     """One line per entry: key, channel, status, generation, context (and how many samples used it)."""
+    path = run.path
     store = CassetteStore(cassette_dir_of(path), writable=False)
     entries = store.effective_entries()
     users: dict[str, int] = {}
@@ -150,12 +154,18 @@ def _sample_entries(path: Path, sample: tuple[str, str, int]) -> tuple[list[str]
     return records[slot], users
 
 
-@cassettes.command("gc")
-@click.argument("path", type=_PATH)
+@cassettes.command("gc", epilog=f"RUN: {RUN_FORMS}.")
+@run_argument()
+@runs_root_option
 @click.option("--apply", "apply", is_flag=True, help="Remove them (default: only list them).")
-def gc_cmd(path: Path, apply: bool) -> None:
+def gc_cmd(run: RunRef, runs_root: Path | None, apply: bool) -> None:
     """List (or with --apply remove) the entries no stored sample of the run used."""
-    plan = plan_gc(path)
+    if apply and run.read_only:
+        raise TransportError(
+            f"{run.text}: the published demo run is read-only; copy it (`oracleproto demo fetch --dir D`) "
+            "and collect the copy's garbage"
+        )
+    plan = plan_gc(run.path)
     if plan.finished is not None:
         click.echo(
             f"finished an interrupted `{plan.finished}`: its rewritten cassettes and the new seal "
@@ -180,11 +190,13 @@ def gc_cmd(path: Path, apply: bool) -> None:
     click.echo(f"removed {removed} entries; manifest.json cassettes.root_digest{sealed} updated")
 
 
-@cassettes.command("show")
-@click.argument("path", type=_PATH)
+@cassettes.command("show", epilog=_EPILOG)
+@run_argument(cassettes=True)
 @click.argument("key_prefix")
-def show_cmd(path: Path, key_prefix: str) -> None:
+@runs_root_option
+def show_cmd(run: RunRef, key_prefix: str, runs_root: Path | None) -> None:
     """Show the entry whose key starts with KEY_PREFIX."""
+    path = run.path
     store = CassetteStore(cassette_dir_of(path), writable=False)
     found = [e for e in store.effective_entries() if e.key.startswith(key_prefix)]
     if len(found) != 1:
@@ -209,14 +221,16 @@ def show_cmd(path: Path, key_prefix: str) -> None:
     click.echo(json.dumps(shown, indent=2, ensure_ascii=False, sort_keys=True))
 
 
-@cassettes.command("stats")
-@click.argument("path", type=_PATH)
+@cassettes.command("stats", epilog=_EPILOG)
+@run_argument(cassettes=True)
+@runs_root_option
 @click.option(
     "--samples", type=int, default=None, help="Samples per question (default: manifest sampling_n)."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the statistics as one JSON object (only that).")
-def stats_cmd(path: Path, samples: int | None, as_json: bool) -> None:
+def stats_cmd(run: RunRef, runs_root: Path | None, samples: int | None, as_json: bool) -> None:
     """Entries per channel, dedup, sample-collapse check, bytes, tokens and cost."""
+    path = run.path
     n = samples if samples is not None else _samples_from_manifest(path)
     stats = cassette_stats(cassette_dir_of(path), n)
     if as_json:
@@ -255,17 +269,18 @@ def cache() -> None:
     """Manage the local ``cache/`` index built from cassettes."""
 
 
-@cache.command("rebuild")
-@click.argument("path", type=_PATH)
+@cache.command("rebuild", epilog=_EPILOG)
+@run_argument(cassettes=True)
+@runs_root_option
 @click.option(
     "--cache-dir",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Index directory (default: PATH/cache for a run dir, else sibling 'cache').",
+    help="Index directory (default: RUN/cache for a run, else 'cache' beside the cassette folder).",
 )
-def rebuild_cmd(path: Path, cache_dir: Path | None) -> None:
+def rebuild_cmd(run: RunRef, runs_root: Path | None, cache_dir: Path | None) -> None:
     """Rebuild the diskcache index from the cassettes."""
-    cassette_dir = cassette_dir_of(path, journal_ok=True)
+    cassette_dir = cassette_dir_of(run.path, journal_ok=True)
     target = cache_dir or cassette_dir.parent / "cache"
     existed = target.exists()
     try:

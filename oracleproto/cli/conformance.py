@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from oracleproto.cli.exits import EXIT_FAILED
-from oracleproto.cli.experiment import experiment_options, load_experiment
+from oracleproto.cli.experiment import env_file_option, experiment_options, load_experiment
 from oracleproto.cli.run import resolve_dataset
 from oracleproto.conformance.session import conformance_settings, run_conformance
 from oracleproto.runner.execute import RunSummary
@@ -23,7 +23,7 @@ from oracleproto.runner.execute import RunSummary
 @click.option(
     "--dataset", default=None, help="Source DB the capture's questions come from (default: SOURCE_DB)."
 )
-@click.option("--env-file", type=click.Path(path_type=Path, dir_okay=False), default=Path(".env"))
+@env_file_option
 @experiment_options
 @click.option(
     "--keep",

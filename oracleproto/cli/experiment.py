@@ -1,4 +1,4 @@
-"""The options that choose an experiment's settings: ``--config``, ``--models``, ``--limit``.
+"""The options that choose an experiment's settings: ``--config``, ``--models``, ``--limit``, ``--samples``.
 
 Precedence, highest first: these options > environment variables > the experiment config file
 (``--config FILE``, else ``./oracleproto.toml``) > ``.env`` > defaults.
@@ -50,6 +50,28 @@ def with_profile(settings: Settings, profile: str | None) -> Settings:
     return settings.model_copy(update={"run": run})
 
 
+SAMPLES_HELP = (
+    "Samples per question n (overrides SAMPLING_N; paper: 3); part of the run's identity: resume with "
+    "the same n."
+)
+
+
+def env_file_option(func: F) -> F:
+    """Add ``--env-file FILE`` (default ``.env``): read when it exists, below the environment."""
+    return click.option(
+        "--env-file",
+        type=click.Path(path_type=Path, dir_okay=False),
+        default=Path(".env"),
+        show_default=True,
+        help="Settings file read when it exists (the environment and the config file take precedence).",
+    )(func)
+
+
+def samples_option(func: F) -> F:
+    """Add ``--samples N`` (``SAMPLING_N``): the same flag and meaning on ``run``, ``plan``, ``sim run``."""
+    return click.option("--samples", type=click.IntRange(1, 1000), default=None, help=SAMPLES_HELP)(func)
+
+
 def experiment_options(func: F) -> F:
     """Add ``--config``, ``--models``, ``--limit`` and ``--profile`` to a command."""
     func = profile_option(func)
@@ -83,6 +105,8 @@ def load_experiment(
     models: str | None,
     limit: int | None,
     profile: str | None = None,
+    *,
+    samples: int | None = None,
 ) -> Experiment:
     """Settings from defaults < ``.env`` < config file < environment < the command's options."""
     config = find_config(config_path)
@@ -94,10 +118,9 @@ def load_experiment(
         if not chosen:
             raise click.UsageError("--models is empty; give one or more slugs, comma-separated")
         settings = settings.model_copy(update={"llm": settings.llm.model_copy(update={"models": chosen})})
-    if limit is not None:
-        settings = settings.model_copy(
-            update={"run": settings.run.model_copy(update={"question_limit": limit})}
-        )
+    run_updates = {k: v for k, v in (("question_limit", limit), ("sampling_n", samples)) if v is not None}
+    if run_updates:
+        settings = settings.model_copy(update={"run": settings.run.model_copy(update=run_updates)})
     settings = with_profile(settings, profile)
     settings.validate_static()
     return Experiment(settings, config)

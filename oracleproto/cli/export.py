@@ -8,24 +8,14 @@ import click
 
 from oracleproto.analysis.export import EXPORT_FORMATS, render_export, sample_rows
 from oracleproto.analysis.names import load_display_names
+from oracleproto.cli.runref import RUN_OR_BUNDLE_EPILOG, RunRef, run_argument, runs_root_option
 from oracleproto.errors import AnalysisError
 from oracleproto.oserrors import cannot_write
-from oracleproto.settings import load_settings
-from oracleproto.store import RunDir
 from oracleproto.store.manifest import atomic_write_text
 
 
-def _run_root(ref: str, runs_root: Path | None) -> Path:
-    """``demo`` → the published demo run; otherwise a run directory or a run id under the runs root."""
-    if ref == "demo":
-        from oracleproto.verify.demo import find_demo_run
-
-        return find_demo_run()
-    return RunDir.resolve(ref, runs_root or load_settings(None).run.runs_root).root
-
-
-@click.command("export")
-@click.argument("run")
+@click.command("export", epilog=RUN_OR_BUNDLE_EPILOG)
+@run_argument(bundles=True)
 @click.option(
     "--format",
     "fmt",
@@ -46,15 +36,17 @@ def _run_root(ref: str, runs_root: Path | None) -> Path:
     default=None,
     help='Display names for model_name, a JSON object {"real/slug": "Name"}; default: the recorded ones.',
 )
-@click.option("--runs-root", type=click.Path(path_type=Path, file_okay=False), default=None)
+@runs_root_option
 def export_command(
-    *, run: str, fmt: str, out: Path | None, names: Path | None, runs_root: Path | None
+    *, run: RunRef, fmt: str, out: Path | None, names: Path | None, runs_root: Path | None
 ) -> None:
-    """One row per sample of RUN (run directory, run id or 'demo'): model, question, sample,
-    parsed letters, correct, exam score, tokens, cost, latency, error."""
-    root = _run_root(run, runs_root)
+    """One row per sample of RUN: model, question, sample, parsed letters, correct, exam score,
+    tokens, cost, latency, error."""
+    from oracleproto.view.source import opened_run  # a bundle is read from a checked temporary copy
+
     display_names = load_display_names(names) if names is not None else None
-    rows = list(sample_rows(root, display_names))
+    with opened_run(run.path) as opened:
+        rows = list(sample_rows(opened.root, display_names))
     text = render_export(rows, fmt)
     if out is None:
         click.echo(text, nl=False)

@@ -107,10 +107,26 @@ def report_internal_error(exc: BaseException) -> int:
     return EXIT_INTERNAL
 
 
+def show_click_error(exc: click.ClickException) -> None:
+    """A click error in the one style of every message: ``error: …`` (after the usage line and the
+    help hint of a usage error, as click prints them), never click's own ``Error: …``."""
+    if isinstance(exc, click.exceptions.NoArgsIsHelpError):
+        exc.show()  # the command's help, not an error
+        return
+    ctx = exc.ctx if isinstance(exc, click.UsageError) else None
+    if ctx is not None:
+        hint = ""
+        if ctx.command.get_help_option(ctx) is not None:
+            option = max(ctx.command.get_help_option_names(ctx), key=len)
+            hint = f"Try '{ctx.command_path} {option}' for help.\n"
+        click.echo(f"{ctx.get_usage()}\n{hint}", err=True, color=ctx.color)
+    click.echo(f"error: {exc.format_message()}", err=True)
+
+
 def handle(exc: BaseException) -> int:
     """Print the message of ``exc`` and return the exit status (the top-level handler's body)."""
     if isinstance(exc, click.ClickException):
-        exc.show()
+        show_click_error(exc)
         return exc.exit_code
     known = exit_for(exc)
     if known is None:

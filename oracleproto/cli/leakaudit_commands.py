@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from oracleproto.cli.runref import RUN_EPILOG, RunRef, run_argument, runs_root_option
 from oracleproto.leakaudit.compare import compare_rows, render
 from oracleproto.leakaudit.importer import import_labels
 from oracleproto.leakaudit.items import ITEMS_FILE, AuditError, items_text, write_audit
@@ -25,8 +26,8 @@ def _names(value: str | None) -> tuple[str, ...] | None:
     return names or None
 
 
-@click.command("sample")
-@click.argument("run")
+@click.command("sample", epilog=RUN_EPILOG)
+@run_argument()
 @click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Audit directory to write audit.jsonl and audit.json into.")  # fmt: skip
 @click.option("--models", default=None, help="Comma-separated model slugs (default: every model of the run).")
@@ -35,18 +36,17 @@ def _names(value: str | None) -> tuple[str, ...] | None:
 @click.option("--per-item", type=click.IntRange(1), default=1, show_default=True,
               help="Results drawn from each test item (model, question, sample).")  # fmt: skip
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the uniform draw.")
-@click.option("--runs-root", type=click.Path(path_type=Path, file_okay=False), default=None)
+@runs_root_option
 def sample_command(
-    *, run: str, out: Path, models: str | None, questions: int | None, per_item: int, seed: int,
+    *, run: RunRef, out: Path, models: str | None, questions: int | None, per_item: int, seed: int,
     runs_root: Path | None,
 ) -> None:  # fmt: skip
-    """Draw the audit set of RUN (a run directory, a run id, or 'demo'): one result per test item."""
-    from oracleproto.cli.verify import resolve_run_ref
+    """Draw the audit set of RUN: one result per test item."""
     from oracleproto.store import RunDir
 
     if out.exists() and not out.is_dir():
         raise AuditError(f"--out {out}: is a file; give a folder for the audit set")
-    run_dir = RunDir.open(resolve_run_ref(run, runs_root))
+    run_dir = RunDir.open(run.path)
     options = SampleOptions(models=_names(models), questions=questions, per_item=per_item, seed=seed)
     items, meta, problems = sample_audit(run_dir, options)
     text = items_text(items)
@@ -104,7 +104,8 @@ def score_command(*, audit_dir: Path, fmt: str, adjudicate: str | None, names: s
 @click.option(
     "--names", default=None, help="Comma-separated scheme names, one per DIR (default: from the runs)."
 )
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="md", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="md", show_default=True,
+              help="Format of the comparison table printed (and written with --out).")  # fmt: skip
 @click.option("--adjudicate", default=None, help="As for `audit score`, applied to every DIR.")
 @click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write the table to this file.")  # fmt: skip

@@ -64,7 +64,7 @@ COMMANDS: dict[str, LazyCommand] = {
     "cassettes": _entry(
         "cassettes",
         "cassettes",
-        "Inspect the recorded cassettes of a run (PATH = run dir or cassette dir).",
+        "Inspect the recorded cassettes of a run (RUN = a run, or a cassette folder).",
         (
             "diff",
             _entry(
@@ -85,8 +85,8 @@ COMMANDS: dict[str, LazyCommand] = {
     "export": _entry(
         "export",
         "export_command",
-        "One row per sample of RUN (run directory, run id or 'demo'): model, question, sample, "
-        "parsed letters, correct, exam score, tokens, cost, latency, error.",
+        "One row per sample of RUN: model, question, sample, parsed letters, correct, exam score, "
+        "tokens, cost, latency, error.",
     ),
     "init": _entry(
         "init",
@@ -111,13 +111,14 @@ COMMANDS: dict[str, LazyCommand] = {
     "render": _entry(
         "render", "render_command", "Print the rendered user prompts of DB (a source SQLite file, or `demo`)."
     ),
-    "replay": _entry(
-        "run",
-        "replay_command",
-        "Replay RUN (a run directory, a run id, or 'demo') offline and compare it with the recording.",
-    ),
+    "replay": _entry("replay", "replay_command", "Replay RUN offline and compare it with the recording."),
     "report": _entry(
-        "report", "report", "Compute every metric of RUN_DIR and write tables, summary.json and plots."
+        "report", "report", "Compute every metric of RUN and write tables, summary.json and plots."
+    ),
+    "runs": _entry(
+        "runs",
+        "runs_group",
+        "The runs under the runs root: id, name, when, models, questions × samples, state, size.",
     ),
     "run": _entry(
         "run", "run_command", "Run the forecasting benchmark (admission, ReAct loop, store, analysis)."
@@ -150,15 +151,9 @@ COMMANDS: dict[str, LazyCommand] = {
         "store_group",
         "Share sealed runs through a content-addressed store (S3-compatible or a shared folder).",
     ),
-    "verify": _entry(
-        "verify",
-        "verify_command",
-        "Verify TARGET (run directory, run id, bundle .tar.gz or 'demo') offline, without re-executing.",
-    ),
+    "verify": _entry("verify", "verify_command", "Verify RUN offline, without re-executing."),
     "view": _entry(
-        "view",
-        "view_command",
-        "Look at a run: one self-contained HTML file (TARGET = run dir, run id, bundle .tar.gz or 'demo').",
+        "view", "view_command", "Look at RUN: one self-contained HTML file (written, or served on 127.0.0.1)."
     ),
 }
 

@@ -9,12 +9,11 @@ from pathlib import Path
 import click
 
 from oracleproto.analysis.prices import PriceTable, load_prices
-from oracleproto.cli.experiment import experiment_options, load_experiment
+from oracleproto.cli.experiment import env_file_option, experiment_options, load_experiment, samples_option
 from oracleproto.errors import ConfigError
 from oracleproto.runner.spend_calibration import Calibration, load_calibration
 from oracleproto.runner.spend_plan import Bound, SpendPlan, build_spend_plan
 from oracleproto.settings import Settings
-from oracleproto.store.naming import RUN_ID_RE
 
 
 def _n(value: float) -> str:
@@ -144,11 +143,10 @@ def plan_prices(path: Path | None, settings: Settings) -> tuple[PriceTable | Non
 
 
 def calibration_run(ref: str, runs_root: Path) -> Calibration:
-    """``--calibrate RUN``: a run directory, or a run id under ``runs_root``, measured read-only."""
-    path = Path(ref)
-    if not path.exists() and RUN_ID_RE.fullmatch(ref):
-        path = runs_root / ref
-    return load_calibration(path)
+    """``--calibrate RUN``: any RUN form (``cli/runref.py``) but a bundle, measured read-only."""
+    from oracleproto.cli.runref import resolve_run
+
+    return load_calibration(resolve_run(ref, runs_root).path)
 
 
 def show_plan(
@@ -184,17 +182,24 @@ calibrate_option = click.option(
     "calibrate",
     default=None,
     metavar="RUN",
-    help="Take the expected calls, tokens and cost per call from an earlier (pilot) run: its "
-    "directory, or a run id under RUNS_ROOT; read only. The upper bounds stay the budgets'.",
+    help="Take the expected calls, tokens and cost per call from an earlier (pilot) run (a run "
+    "directory, run id, id prefix, run name or 'demo'); read only. The upper bounds stay the budgets'.",
 )
 
 
 @click.command("plan")
 @click.option("--dataset", default=None, help="Source DB path, or 'demo' (default: SOURCE_DB or the demo).")
-@click.option("--env-file", type=click.Path(path_type=Path, dir_okay=False), default=Path(".env"))
+@env_file_option
 @experiment_options
+@samples_option
 @prices_option
 @calibrate_option
+@click.option(
+    "--runs-root",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="Where --calibrate looks a run id, id prefix or name up (default: RUNS_ROOT, else ./runs).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
 @click.option(
     "--check-models",
@@ -209,9 +214,11 @@ def plan_command(
     config_path: Path | None,
     models_option: str | None,
     limit: int | None,
+    samples: int | None,
     profile_path: str | None,
     prices_path: Path | None,
     calibrate: str | None,
+    runs_root: Path | None,
     as_json: bool,
     check_models: bool,
 ) -> None:
@@ -221,13 +228,14 @@ def plan_command(
     """
     from oracleproto.cli.run import resolve_dataset
 
-    experiment = load_experiment(env_file, config_path, models_option, limit, profile_path)
+    experiment = load_experiment(env_file, config_path, models_option, limit, profile_path, samples=samples)
     show_plan(
         experiment.settings,
         resolve_dataset(dataset, experiment.settings),
         prices_path,
         as_json=as_json,
         calibrate=calibrate,
+        runs_root=runs_root,
     )
     if check_models:
         show_model_check(experiment.settings)

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from oracleproto.cli.exits import EXIT_FAILED
+from oracleproto.cli.runref import runs_root_option
 from oracleproto.cli.verify import resolve_run_ref
 from oracleproto.errors import StoreError
 from oracleproto.profile import (
@@ -26,7 +27,8 @@ from oracleproto.store.manifest import atomic_write_text
 from oracleproto.store.peek import peek_config_snapshot
 
 _SOURCE_HELP = (
-    "a profile file (JSON), 'builtin', or a run (directory, run id, 'demo') for the profile it used"
+    "a profile file (JSON), 'builtin', or a RUN (a run directory, run id or id prefix, run name, or 'demo') "
+    "for the profile it used"
 )
 
 
@@ -62,12 +64,7 @@ def profile_group() -> None:
     """Harness profiles: every byte the model, the detector and Tavily receive, as one JSON file."""
 
 
-_RUNS_ROOT = click.option(
-    "--runs-root",
-    type=click.Path(path_type=Path, file_okay=False),
-    default=None,
-    help="Where run ids are looked up (default: RUNS_ROOT, else ./runs).",
-)
+_RUNS_ROOT = runs_root_option
 
 
 @profile_group.command("show")

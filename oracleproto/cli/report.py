@@ -14,9 +14,11 @@ from oracleproto.analysis.leakage_composite import composite_leakage, composite_
 from oracleproto.analysis.names import load_display_names, unmatched_names
 from oracleproto.analysis.pair_tables import render_pairs_markdown
 from oracleproto.analysis.report import analyze
-from oracleproto.analysis.tables import BOLD_RULES, DEFAULT_STYLE, TableStyle, render_markdown
+from oracleproto.analysis.tables import BOLD_RULES, TableStyle, render_markdown
 from oracleproto.analysis.writer import FORMATS
 from oracleproto.cli.report_points_f1 import report_points_f1_command
+from oracleproto.cli.report_target import report_target
+from oracleproto.cli.runref import RUN_EPILOG, RunRef, run_argument, runs_root_option
 from oracleproto.errors import AnalysisError
 from oracleproto.oserrors import cannot_write
 from oracleproto.store import RunDir
@@ -32,14 +34,16 @@ def _usd_per_credit(ctx: click.Context, param: click.Parameter, value: float | N
     return value
 
 
-@click.command("report")
-@click.argument("run_dir", type=click.Path(path_type=Path, file_okay=False))
+@click.command("report", epilog=RUN_EPILOG)
+@run_argument("run_ref")
+@runs_root_option
 @click.option(
     "--convention",
     default="paper",
     show_default=True,
     help="Scoring convention: paper | reference-v4 | points-f1 (the upstream leaderboard's contract, "
-    "written to --out or RUN/analysis/points-f1/).",
+    "written to --out or RUN/analysis/points-f1/). Without --out, a convention other than the run's "
+    "own goes to RUN/analysis/CONVENTION/, beside its sealed analysis.",
 )
 @click.option(
     "--format",
@@ -50,7 +54,10 @@ def _usd_per_credit(ctx: click.Context, param: click.Parameter, value: float | N
     help="Which outputs to write.",
 )
 @click.option(
-    "--out", type=click.Path(path_type=Path, file_okay=False), default=None, help="Default RUN_DIR/analysis."
+    "--out",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=None,
+    help="Folder for the report (default: RUN/analysis, regenerated as `verify` expects it).",
 )
 @click.option(
     "--prices", type=click.Path(path_type=Path, dir_okay=False), default=None, help="Price table JSON/CSV."
@@ -97,13 +104,27 @@ def _usd_per_credit(ctx: click.Context, param: click.Parameter, value: float | N
     "widened by the worst case the audit's FN/N upper bound allows, and flag orders it could flip "
     "(leakage_bounds.csv, leakage.json; paper/reference-v4 need --out).",
 )
-@click.option("--bootstrap", "samples", type=click.IntRange(min=0), default=1000, show_default=True)
-@click.option("--seed", type=int, default=20260430, show_default=True, help="Bootstrap seed.")
+@click.option(
+    "--bootstrap",
+    "samples",
+    type=click.IntRange(min=0),
+    default=1000,
+    show_default=True,
+    help="Bootstrap resamples of the intervals (without --out: the run's own, ANALYSIS_BOOTSTRAP_N).",
+)
+@click.option(
+    "--seed",
+    type=int,
+    default=20260430,
+    show_default=True,
+    help="Bootstrap seed (without --out: the run's own, ANALYSIS_SEED).",
+)
 @click.pass_context
 def report(
     ctx: click.Context,
     *,
-    run_dir: Path,
+    run_ref: RunRef,
+    runs_root: Path | None,
     convention: str,
     fmt: str,
     out: Path | None,
@@ -117,7 +138,8 @@ def report(
     samples: int,
     seed: int,
 ) -> None:
-    """Compute every metric of RUN_DIR and write tables, summary.json and plots."""
+    """Compute every metric of RUN and write tables, summary.json and plots."""
+    run_dir = run_ref.path
     if RUN_ID_RE.fullmatch(run_dir.name):
         RunDir(run_dir, run_dir.name).require_idle("report on it")
     conv = None if convention == POINTS_F1 else parse_convention(convention)
@@ -147,10 +169,18 @@ def report(
     run = read_run(run_dir)
     if bound is not None:
         check_audit_run(bound, run.run_id)
-    result = analyze(
-        run, conv, prices=table, bootstrap_samples=samples, seed=seed, display_names=display_names
+    where = report_target(
+        ctx, run_ref.text, run, convention=conv.value, out=out, prices=table, samples=samples, seed=seed
     )
-    target = out if out is not None else run_dir / "analysis"
+    result = analyze(
+        run,
+        conv,
+        prices=where.prices,
+        bootstrap_samples=where.samples,
+        seed=where.seed,
+        display_names=display_names,
+    )
+    target = where.folder
     style = TableStyle(decimals=decimals, ci=ci, bold=bold)
     try:
         written = write_analysis(result, target, fmt, style=style)
@@ -171,12 +201,8 @@ def report(
         note = audit_note(bound, result.model_order)
         if note is not None:
             click.echo(f"note: {note}", err=True)
-    if style != DEFAULT_STYLE and out is None:
-        click.echo(
-            "note: styled tables (--decimals/--ci/--bold) replaced the run's analysis/, which `verify` "
-            "regenerates in the default style: write styled tables with --out DIR",
-            err=True,
-        )
+    if where.note is not None:
+        click.echo(f"note: {where.note}", err=True)
     for note in result.notes:
         click.echo(f"note: {note}", err=True)
     real_slugs = (entry["real_slug"] for entry in result.models.values())

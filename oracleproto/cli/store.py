@@ -16,6 +16,7 @@ from pathlib import Path
 import click
 
 from oracleproto.cli.exits import EXIT_AUTH, EXIT_FAILED, EXIT_UNAVAILABLE
+from oracleproto.cli.runref import RUN_EPILOG, RunRef, run_argument, runs_root_option
 from oracleproto.objectstore import (
     Backend,
     DamagedObjectError,
@@ -81,23 +82,30 @@ def store_group() -> None:
     """Share sealed runs through a content-addressed store (S3-compatible or a shared folder)."""
 
 
-@store_group.command("push")
-@click.argument("run")
+@store_group.command("push", epilog=RUN_EPILOG)
+@run_argument()
 @click.option("--store", "url", default=None, help=_STORE_HELP)
-@click.option("--dataset", type=click.Path(path_type=Path, dir_okay=False, exists=True), default=None)
+@click.option(
+    "--dataset",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    default=None,
+    help="Source DB to upload with the run (default: the demo dataset, when the run's hash is its).",
+)
 @click.option("--no-dataset", is_flag=True, help="Publish only the dataset's digest, not the source DB.")
-@click.option("--runs-root", type=click.Path(path_type=Path, file_okay=False), default=None)
+@runs_root_option
 @click.option("--quiet", is_flag=True, help="Do not print the stages to stderr.")
 def push_command(
-    *, run: str, url: str | None, dataset: Path | None, no_dataset: bool, runs_root: Path | None, quiet: bool
+    *,
+    run: RunRef,
+    url: str | None,
+    dataset: Path | None,
+    no_dataset: bool,
+    runs_root: Path | None,
+    quiet: bool,
 ) -> None:
-    """Upload the sealed RUN (directory, run id or 'demo'): the objects the store lacks, then its index."""
-    from oracleproto.cli.verify import resolve_run_ref
-
+    """Upload the sealed RUN: the objects the store lacks, then its index."""
     backend = Backend(store_from(url, flag="--store"), create=True)
-    path = resolve_run_ref(run, runs_root)
-    if path.is_file():
-        raise click.BadParameter(f"{path} is a file; push a run directory or run id", param_hint="'RUN'")
+    path = run.path
     with store_errors():
         done = push_run(
             backend,

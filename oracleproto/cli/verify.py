@@ -8,12 +8,18 @@ from pathlib import Path
 import click
 
 from oracleproto.cli.exits import EXIT_FAILED
+from oracleproto.cli.runref import (
+    RUN_EPILOG,
+    RUN_OR_BUNDLE_EPILOG,
+    RunRef,
+    resolve_run,
+    run_argument,
+    runs_root_option,
+)
 from oracleproto.cli.store_option import from_store_option
-from oracleproto.settings import load_settings
-from oracleproto.store import RunDir
 from oracleproto.verify.attest import write_attestation
 from oracleproto.verify.bundle import export_bundle, import_bundle
-from oracleproto.verify.demo import fetch_demo, find_demo_run, record_demo
+from oracleproto.verify.demo import fetch_demo, record_demo
 from oracleproto.verify.findings import VerifyReport
 from oracleproto.verify.run import verify_path
 
@@ -23,13 +29,8 @@ def _stage(name: str) -> None:
 
 
 def resolve_run_ref(ref: str, runs_root: Path | None) -> Path:
-    """``demo`` → the published demo run; a bundle file as is; else a run directory or run id."""
-    if ref == "demo":
-        return find_demo_run()
-    path = Path(ref)
-    if path.is_file():
-        return path
-    return RunDir.resolve(ref, runs_root or load_settings(None).run.runs_root).root
+    """The run directory or bundle file ``ref`` names (``cli/runref.py``: every RUN form)."""
+    return resolve_run(ref, runs_root, bundles=True).path
 
 
 def print_report(report: VerifyReport) -> None:
@@ -49,10 +50,17 @@ def print_report(report: VerifyReport) -> None:
     )
 
 
-@click.command("verify")
-@click.argument("target")
-@click.option("--dataset", type=click.Path(path_type=Path, dir_okay=False, exists=True), default=None)
-@click.option("--runs-root", type=click.Path(path_type=Path, file_okay=False), default=None)
+DATASET_HELP = (
+    "Source DB the run was recorded on (default: a bundle's own, else the demo dataset if its hash fits)."
+)
+
+
+@click.command("verify", epilog=RUN_OR_BUNDLE_EPILOG)
+@run_argument(bundles=True)
+@click.option(
+    "--dataset", type=click.Path(path_type=Path, dir_okay=False, exists=True), default=None, help=DATASET_HELP
+)
+@runs_root_option
 @click.option(
     "--write-attestation", is_flag=True, help="When every check passes, (re)write attestation.json."
 )
@@ -61,7 +69,7 @@ def print_report(report: VerifyReport) -> None:
 @from_store_option
 def verify_command(
     *,
-    target: str,
+    run: RunRef,
     dataset: Path | None,
     runs_root: Path | None,
     write_attestation: bool,
@@ -69,16 +77,17 @@ def verify_command(
     as_json: bool,
     from_store: str | None,
 ) -> None:
-    """Verify TARGET (run directory, run id, bundle .tar.gz or 'demo') offline, without re-executing."""
+    """Verify RUN offline, without re-executing."""
+    if write_attestation and run.kind in ("store", "demo"):
+        what = "pull it with `store pull` first" if run.kind == "store" else "copy it with `demo fetch` first"
+        raise click.UsageError(f"--write-attestation seals a run you own; {what}")
     if from_store is not None:
-        if write_attestation:
-            raise click.UsageError("--write-attestation seals a run you own; pull it with `store pull` first")
         from oracleproto.cli.store import run_from_store
 
-        pulled = run_from_store(from_store, target, quiet=quiet)
+        pulled = run_from_store(from_store, run.text, quiet=quiet)
         path, dataset = pulled.run_dir, dataset or pulled.dataset
     else:
-        path = resolve_run_ref(target, runs_root)
+        path = run.path
     report = verify_path(path, dataset=dataset, progress=(lambda _: None) if quiet else _stage)
     if as_json:
         _verify_json(report, path, write_attestation)
@@ -114,18 +123,22 @@ def bundle_group() -> None:
     """Publishable, self-contained archives of a run."""
 
 
-@bundle_group.command("export")
-@click.argument("run")
+@bundle_group.command("export", epilog=RUN_EPILOG)
+@run_argument()
 @click.argument("out", type=click.Path(path_type=Path, dir_okay=False))
-@click.option("--dataset", type=click.Path(path_type=Path, dir_okay=False, exists=True), default=None)
+@click.option(
+    "--dataset",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    default=None,
+    help="Source DB to publish with the run (default: the demo dataset, when the run's hash is its).",
+)
 @click.option("--no-dataset", is_flag=True, help="Publish only the dataset's digest, not the source DB.")
-@click.option("--runs-root", type=click.Path(path_type=Path, file_okay=False), default=None)
+@runs_root_option
 def bundle_export(
-    *, run: str, out: Path, dataset: Path | None, no_dataset: bool, runs_root: Path | None
+    *, run: RunRef, out: Path, dataset: Path | None, no_dataset: bool, runs_root: Path | None
 ) -> None:
     """Verify RUN, scan it for secrets, and write a deterministic OUT.tar.gz."""
-    path = resolve_run_ref(run, runs_root)
-    written = export_bundle(path, out, dataset=dataset, include_dataset=not no_dataset, progress=_stage)
+    written = export_bundle(run.path, out, dataset=dataset, include_dataset=not no_dataset, progress=_stage)
     click.echo(str(written))
 
 
@@ -166,7 +179,7 @@ def demo_group() -> None:
     show_default=True,
     help="Repository root: the run goes to cassettes/demo/, its tables to golden/demo/.",
 )
-@click.option("--no-progress", is_flag=True)
+@click.option("--no-progress", is_flag=True, help="Never draw the progress display.")
 def demo_record(*, repo: Path, no_progress: bool) -> None:
     """Re-record the demo run against the simulator (replaces cassettes/demo and golden/demo)."""
     run = record_demo(repo, progress=_stage, show_progress=not no_progress)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from oracleproto.cli.verify import resolve_run_ref
+from oracleproto.cli.runref import RUN_OR_BUNDLE_EPILOG, RunRef, run_argument, runs_root_option
 from oracleproto.cli.view_hint import DEFAULT_NAME, default_out, viewer_hint
 from oracleproto.view import build_document, opened_run, render_page, write_page
 from oracleproto.view.serve import serve_forever
@@ -29,8 +29,8 @@ def _shown_path(path: Path) -> str | None:
         return str(path)
 
 
-@click.command("view")
-@click.argument("target")
+@click.command("view", epilog=RUN_OR_BUNDLE_EPILOG)
+@run_argument(bundles=True)
 @click.option(
     "--out",
     type=click.Path(path_type=Path, dir_okay=False),
@@ -50,11 +50,11 @@ def _shown_path(path: Path) -> str | None:
 @click.option(
     "--verify", "verify", is_flag=True, help="Run verify's checks (no re-execution) and show the verdict."
 )
-@click.option("--runs-root", type=click.Path(path_type=Path, file_okay=False), default=None)
+@runs_root_option
 @click.option("--quiet", is_flag=True, help="Do not print the stages to stderr.")
 def view_command(
     *,
-    target: str,
+    run: RunRef,
     out: Path | None,
     serve: bool,
     port: int,
@@ -62,20 +62,20 @@ def view_command(
     runs_root: Path | None,
     quiet: bool,
 ) -> None:
-    """Look at a run: one self-contained HTML file (TARGET = run dir, run id, bundle .tar.gz or 'demo')."""
+    """Look at RUN: one self-contained HTML file (written, or served on 127.0.0.1)."""
     progress = (lambda _: None) if quiet else _stage
-    path = resolve_run_ref(target, runs_root)
-    with opened_run(path) as run:
+    path = run.path
+    with opened_run(path) as opened:
         report = None
         if verify:
             progress("verify (no re-execution)")
-            report = verify_opened(run, progress=progress)
+            report = verify_opened(opened, progress=progress)
         document = build_document(
-            run.root, report=report, source=target, run_path=_shown_path(path), progress=progress
+            opened.root, report=report, source=run.text, run_path=_shown_path(path), progress=progress
         )
     page = render_page(document)
     if out is not None or not serve:
-        written = write_page(page, out or default_out(run.label if path.is_file() else run.root.name))
+        written = write_page(page, out or default_out(opened.label if path.is_file() else opened.root.name))
         click.echo(f"wrote {written} ({written.stat().st_size / 1024:.0f} KiB): open it in a browser")
     if serve:
         serve_forever(

@@ -23,7 +23,7 @@ from oracleproto.runner.stopping import resume_arguments
 from oracleproto.settings import Settings
 from oracleproto.store import ModelStore, RunDir, logical_digest, logical_dump, parse_timestamp
 from oracleproto.store.naming import RandomBits
-from oracleproto.store.rundir import AUDIT_SUBDIR, POINTS_F1_SUBDIR
+from oracleproto.store.rundir import AUDIT_SUBDIR, ON_DEMAND_SUBDIRS
 from oracleproto.transport.index import fingerprint
 from oracleproto.transport.layout import JOURNAL_DIR, LOCK_FILE, all_cassette_files
 from oracleproto.transport.replay_index import replay_index_dir, wants_index
@@ -133,8 +133,8 @@ def compare_runs(original: RunDir, replayed: RunDir, known: dict[Path, str] | No
         )
     if original.analysis_dir.is_dir():
         for file in sorted(p for p in original.analysis_dir.rglob("*") if p.is_file()):
-            if file.relative_to(original.analysis_dir).parts[0] in (AUDIT_SUBDIR, POINTS_F1_SUBDIR):
-                # A refresh audit compares two runs (verify checks it); points-f1 is a report on demand.
+            if file.relative_to(original.analysis_dir).parts[0] in (AUDIT_SUBDIR, *ON_DEMAND_SUBDIRS):
+                # A refresh audit compares two runs (verify checks it); the others are reports on demand.
                 continue
             rel = file.relative_to(original.root)
             twin = replayed.root / rel

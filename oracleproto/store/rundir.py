@@ -23,11 +23,18 @@ AUDIT_SUBDIR = "audit"
 #: report beside the sealed analysis, regenerated on demand, so the analysis pass keeps it, a
 #: replay does not reproduce it and it is not published (attestation, bundles).
 POINTS_F1_SUBDIR = "points-f1"
+#: Every sub-folder of ``analysis/`` holding a report written on demand beside the sealed analysis:
+#: ``report`` without ``--out`` writes a convention other than the run's own into
+#: ``analysis/<convention>/`` (points-f1 always). Like points-f1's, these folders are kept by the
+#: analysis pass, skipped by ``verify`` and ``replay``, and not published.
+ON_DEMAND_SUBDIRS = (POINTS_F1_SUBDIR, "paper", "reference-v4")
 LOGS_DIR = "logs"
 #: Our addition: the default cassette folder inside the run directory.
 CASSETTES_DIR = "cassettes"
 #: Our addition: locked by the one process writing the run; not published (attestation, bundles).
 WRITER_LOCK = ".lock"
+#: Our addition: the panel manifest of a panel directory (``oracleproto panel build``, panel/).
+PANEL_NAME = "panel.json"
 #: Sub-folders holding a run's data: non-empty in a directory without a manifest means not ours.
 _DATA_DIRS = frozenset({DB_DIR, ANALYSIS_DIR, LOGS_DIR})
 _LAYOUT_NAMES = _DATA_DIRS | {CASSETTES_DIR, WRITER_LOCK}
@@ -158,11 +165,17 @@ class RunDir:
     def open(cls, path: Path) -> RunDir:
         """An existing run directory; its folder name must be a run id and it must hold a manifest."""
         if not path.is_dir():
-            raise StoreError(f"{path}: run directory not found; pass {{RUNS_ROOT}}/{{run_id}} or a run id")
+            raise StoreError(
+                f"{path}: run directory not found; pass a run directory (RUNS_ROOT/<run id>) or a run id"
+            )
+        if not RUN_ID_RE.fullmatch(path.name) and (path / PANEL_NAME).is_file():
+            # A panel (``oracleproto panel build``) is read like a run under any folder name.
+            return cls(path, Manifest.load(path / MANIFEST_NAME).run_id)
         if not RUN_ID_RE.fullmatch(path.name):
             raise StoreError(
                 f"{path}: not a run directory (a run directory is named by its run id, "
-                "YYYYMMDD-HHMMSS-xxxx, and holds manifest.json); pass {RUNS_ROOT}/{run_id} or a run id"
+                "YYYYMMDD-HHMMSS-xxxx, and holds manifest.json); pass a run directory (RUNS_ROOT/<run id>) "
+                "or a run id"
             )
         run = cls(path, path.name)
         if not run.manifest_path.is_file():

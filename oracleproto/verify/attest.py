@@ -15,8 +15,9 @@ from typing import Any
 
 from oracleproto.hashing import canonical_json, sha256_hex
 from oracleproto.sqlite_readonly import connect_readonly
+from oracleproto.store.label import LABEL_NAME
 from oracleproto.store.manifest import atomic_write_text
-from oracleproto.store.rundir import ANALYSIS_DIR, POINTS_F1_SUBDIR
+from oracleproto.store.rundir import ANALYSIS_DIR, ON_DEMAND_SUBDIRS
 from oracleproto.verify.findings import Check, failed, passed
 
 ATTESTATION_NAME = "attestation.json"
@@ -28,8 +29,11 @@ CELL_HEX = 8
 #: and a maintenance switch's staged files (``verify/switch.py``: not in place yet, or being moved).
 _IGNORED_SUFFIXES = ("-wal", "-shm", "-journal", ".lock")
 _IGNORED_PARTS = {".journal", "cache", "__pycache__", ".switch", ".switch.staging"}
+#: Top-level files that are not the run's: the attestation itself, and the user's name and tags
+#: for the run (``store/label.py``), which may change without touching the seal.
+_UNPUBLISHED_FILES = frozenset({ATTESTATION_NAME, LABEL_NAME})
 #: Not published either: reports anyone regenerates on demand from the published run.
-_IGNORED_FOLDERS = ((ANALYSIS_DIR, POINTS_F1_SUBDIR),)
+_IGNORED_FOLDERS = tuple((ANALYSIS_DIR, name) for name in ON_DEMAND_SUBDIRS)
 
 
 def published_files(root: Path) -> list[str]:
@@ -37,7 +41,7 @@ def published_files(root: Path) -> list[str]:
     out: list[str] = []
     for path in root.rglob("*"):
         rel = path.relative_to(root)
-        if not path.is_file() or rel.as_posix() == ATTESTATION_NAME:
+        if not path.is_file() or rel.as_posix() in _UNPUBLISHED_FILES:
             continue
         if path.name.endswith(_IGNORED_SUFFIXES) or _IGNORED_PARTS & set(rel.parts):
             continue

@@ -14,7 +14,7 @@ from oracleproto.analysis.revisions import summary_revision
 from oracleproto.analysis.writer import FOREIGN_SUBDIRS
 from oracleproto.errors import OracleprotoError
 from oracleproto.settings import AnalysisSettings
-from oracleproto.store.rundir import POINTS_F1_SUBDIR
+from oracleproto.store.rundir import ON_DEMAND_SUBDIRS
 from oracleproto.verify.findings import Check, byte_location, failed, passed, skipped
 
 
@@ -118,20 +118,20 @@ def check_analysis(run_root: Path, analysis_dir: Path, settings: AnalysisSetting
     }
     if not published:
         return [skipped("analysis/", "the run publishes no analysis/ folder")]
-    return _points_f1_note(analysis_dir) + _regenerated_checks(run_root, analysis_dir, settings, published)
+    return _on_demand_notes(analysis_dir) + _regenerated_checks(run_root, analysis_dir, settings, published)
 
 
-def _points_f1_note(analysis_dir: Path) -> list[Check]:
-    """A points-f1 report beside the analysis is not sealed: say so rather than pass over it."""
-    if not (analysis_dir / POINTS_F1_SUBDIR).is_dir():
-        return []
-    label = f"analysis/{POINTS_F1_SUBDIR}/"
+def _on_demand_notes(analysis_dir: Path) -> list[Check]:
+    """A report beside the analysis (points-f1, another convention) is not sealed: say so rather
+    than pass over it."""
     return [
         skipped(
-            label,
+            f"analysis/{name}/",
             "a report written on demand, not part of the sealed run: "
-            "`oracleproto report RUN --convention points-f1` writes it anew",
+            f"`oracleproto report RUN --convention {name}` writes it anew",
         )
+        for name in ON_DEMAND_SUBDIRS
+        if (analysis_dir / name).is_dir()
     ]
 
 

@@ -23,14 +23,18 @@ def digests(folder: Path) -> dict[str, str]:
     return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(folder.iterdir())}
 
 
-def test_cli_writes_default_analysis_dir_and_prints_tables(main_run: Path, prices_file: Path) -> None:
+def test_cli_writes_beside_the_sealed_analysis_and_prints_tables(main_run: Path, prices_file: Path) -> None:
+    # The run's manifest is the earlier implementation's: its sealed analysis is reference-v4, so a
+    # paper report without --out goes beside it, into analysis/paper/ (cli/report_target.py).
     result = CliRunner().invoke(
         cli, ["report", str(main_run), "--prices", str(prices_file), "--bootstrap", "50"]
     )
     assert result.exit_code == 0, result.output
     assert "### Overall performance and cost" in result.stdout
     assert "| vendor-a/alpha::r5::c4 | 0.6069 |" in result.stdout
-    out = main_run / "analysis"
+    assert "sealed analysis is under reference-v4: this paper report went beside it" in result.stderr
+    assert [p.name for p in (main_run / "analysis").iterdir()] == ["paper"]
+    out = main_run / "analysis" / "paper"
     names = {p.name for p in out.iterdir()}
     assert {"summary.json", "table3_overall.tex", "table5_consistency.csv", "cost_vs_composite.svg"} <= names
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
@@ -65,7 +69,7 @@ def test_cli_bad_inputs(main_run: Path, tmp_path: Path) -> None:
     assert bad.exit_code == 2
     assert "error: unknown scoring convention 'v9'" in bad.stderr
     missing = runner.invoke(cli, ["report", str(tmp_path / "none")])
-    assert "does not exist: pass the directory holding manifest.json" in missing.stderr
+    assert "none: run directory not found" in missing.stderr
     prices = tmp_path / "p.json"
     prices.write_text("{", encoding="utf-8")
     bad_prices = runner.invoke(cli, ["report", str(main_run), "--prices", str(prices)])

@@ -27,6 +27,7 @@ from oracleproto.analysis.tables import (
     render_markdown,
 )
 from oracleproto.analysis.writer import write_analysis
+from oracleproto.cli.main import cli
 from oracleproto.cli.report import report
 
 
@@ -158,10 +159,19 @@ def test_display_names_in_tables_via_names_file(main_run: Path, tmp_path: Path) 
     assert "replaced the run's analysis/" not in res.stderr  # --out: the run's analysis is untouched
 
 
-def test_styled_report_into_the_run_warns_about_verify(main_run: Path) -> None:
+def test_styled_tables_never_replace_the_sealed_analysis(main_run: Path) -> None:
+    # main_run's sealed convention is reference-v4 (an earlier-implementation manifest).
+    args = [str(main_run), "--convention", "reference-v4", "--ci", "--bootstrap", "0"]
+    res = CliRunner().invoke(cli, ["report", *args])
+    assert res.exit_code == 2
+    assert "--bootstrap, --ci/--no-ci would make the run's analysis/ differ from what `verify`" in res.stderr
+    command = f"oracleproto report {main_run} --convention reference-v4 --ci --bootstrap 0 --out DIR"
+    assert command in res.stderr
+    assert not (main_run / "analysis").exists()
+    # Another convention goes beside it, styled as asked.
     res = CliRunner().invoke(report, [str(main_run), "--ci", "--bootstrap", "0"], catch_exceptions=False)
     assert res.exit_code == 0
-    assert "write styled tables with --out DIR" in res.stderr
+    assert (main_run / "analysis" / "paper" / "table3_overall.md").is_file()
 
 
 # ---------------------------------------------------------------- plots

@@ -23,13 +23,13 @@ def calibrate_cases() -> list[Case]:
     """A missing RUN, a folder that is no run, a run with no finished sample, --calibrate without a plan."""
     return [
         Case(
-            "plan:calibrate-missing", ("plan", "--calibrate", "nope"), 2, "run directory nope does not exist"
+            "plan:calibrate-missing", ("plan", "--calibrate", "nope"), 2, "nope: run directory not found"
         ),
         Case(
             "plan:calibrate-not-a-run",
             ("plan", "--calibrate", "empty"),
             2,
-            "empty is not a run directory",
+            "empty: not a run directory",
             mkdir("empty"),
         ),
         Case(
@@ -43,7 +43,7 @@ def calibrate_cases() -> list[Case]:
             "run:dry-run-calibrate-missing",
             ("run", "--record", "--dry-run", "--calibrate", "nope"),
             2,
-            "run directory nope does not exist",
+            "nope: run directory not found",
         ),
         Case(
             "run:calibrate-without-dry-run",

@@ -702,7 +702,7 @@ def run_dir_cases() -> list[Case]:
     """report, replay, verify, cassettes and cache on missing, wrong and damaged run directories."""
     run = "{run}"
     cases = [
-        Case("report:no-arg", ("report",), 2, "Missing argument 'RUN_DIR'"),
+        Case("report:no-arg", ("report",), 2, "Missing argument 'RUN'"),
         Case("export:no-arg", ("export",), 2, "Missing argument 'RUN'"),
         Case("export:nonexistent", ("export", "nope"), 2, "nope: run directory not found"),
         Case("export:not-a-run", ("export", "d"), 2, "d: not a run directory", mkdir("d")),
@@ -738,14 +738,14 @@ def run_dir_cases() -> list[Case]:
             "report:nonexistent",
             ("report", "nope"),
             2,
-            "does not exist: pass the directory holding manifest.json",
+            "nope: run directory not found",
         ),
         Case("report:a-file", ("report", "f"), 2, "is a file", write("f", "x")),
         Case(
             "report:not-a-run",
             ("report", "d"),
             2,
-            "d/manifest.json is missing: d is not a run directory",
+            "d: not a run directory",
             mkdir("d"),
         ),
         Case(

@@ -233,7 +233,7 @@ def store_cases() -> list[Case]:
             "push-a-file",
             ("store", "push", "b.tar.gz", "--store", STORE),
             2,
-            "is a file; push a run directory or run id",
+            "b.tar.gz: is a file, not a run directory; import a bundle first",
             setup=write("b.tar.gz", "x"),
         ),
         _case("verify-from-bad-store", ("verify", RUN_ID, "--from-store", "ftp://x/y"), 2, "scheme 'ftp'"),

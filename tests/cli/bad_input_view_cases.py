@@ -20,7 +20,7 @@ def view_cases() -> list[Case]:
     run = "{run}"
     out = ("--out", "v.html")
     return [
-        Case("view:no-arg", ("view",), 2, "Missing argument 'TARGET'"),
+        Case("view:no-arg", ("view",), 2, "Missing argument 'RUN'"),
         Case("view:nonexistent", ("view", "nope", *out), 2, "nope: run directory not found"),
         Case(
             "view:unknown-id",

@@ -112,7 +112,7 @@ def test_no_network_exits_6_naming_the_samples_and_the_resume_command(tmp_path: 
     resumed = record(tmp_path, healthy, "--limit", "2", "--run-id", run_id)
     err = clean(resumed)
     assert resumed.exit_code == 0, err
-    assert f"run {run_id}: 6 slots, 0 done" in err and "samples with call errors: none" in err
+    assert f"run {run_id}: 6 slots, 6 run now" in err and "samples with call errors: none" in err
     assert "samples that ended in a call error" not in err
 
 

@@ -194,4 +194,5 @@ def test_calibrate_takes_a_run_id_under_the_runs_root(tmp_path: Path) -> None:
     code, out, err = invoke("run", "--dry-run", "--runs-root", str(root), "--calibrate", DEMO_RUN.name)
     assert code == 0 and "calibrated from run 20260101-000000-de00" in out, err
     code, out, err = invoke("plan", "--calibrate", DEMO_RUN.name)  # RUNS_ROOT default: ./runs
-    assert code == 2 and "runs/20260101-000000-de00 does not exist" in err, err
+    assert code == 2 and "20260101-000000-de00: run directory not found" in err, err
+    assert "no run id, id prefix or run name under runs" in err, err

@@ -174,7 +174,7 @@ def test_run_defaults_to_replay_and_re_executes_offline(
         socket_allow_hosts(["127.0.0.1", "::1"])
     assert code == 0, err
     assert (
-        f"run {RUN_ID}: 16 slots, 0 done or excluded by the training cutoff before this session, 16 run now"
+        f"run {RUN_ID}: 16 slots, 16 run now"
         in err
     )
     assert out.strip() == str(root / RUN_ID)
@@ -267,7 +267,7 @@ def test_a_key_revoked_mid_run_keeps_done_samples_and_the_rerun_completes(
     )
     assert code == 0, err
     assert (
-        f"{len(kept)} done or excluded by the training cutoff before this session, {32 - len(kept)} run now"
+        f"{len(kept)} done before this session, {32 - len(kept)} run now"
         in err
     )
     after = raw_slot_reader(run_dir)

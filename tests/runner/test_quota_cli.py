@@ -65,7 +65,7 @@ def test_credit_running_out_exits_3_and_resumes_to_the_uninterrupted_run(
 
     code, err = sim_run(root)  # topped up: a new simulator with unlimited credit
     assert code == 0, err
-    assert f"{done_before} done or excluded by the training cutoff before this session" in err
+    assert f"{done_before} done before this session" in err
     code, err = sim_run(tmp_path / "uninterrupted")
     assert code == 0, err
 
