@@ -85,6 +85,8 @@ def simulator_process(*, fail_429: float, fail_5xx: float = FAIL_5XX) -> Iterato
     finally:
         child.terminate()
         child.wait(timeout=10)
+        if child.stdout is not None:
+            child.stdout.close()
 
 
 def _settings(

@@ -199,16 +199,33 @@ class _Plan:
     table: bytes | None
     #: ``shortest`` ones: no shorter run of secret bytes can hold a window or a short secret.
     needle: bytes
-    #: Every window (or whole short secret) that holds whitespace: searched for in the whole text.
-    spanning: tuple[bytes, ...]
+    #: Every window (or whole short secret) that holds whitespace, searched for in the whole text, in
+    #: groups behind a core they all contain: the group's windows are looked for only where it occurs.
+    spanning: tuple[tuple[bytes, tuple[bytes, ...]], ...]
 
 
-def _with_common(secret: bytes) -> list[bytes]:
-    """The patterns of ``secret`` (its windows, or itself when short) that hold a whitespace byte."""
+#: Windows grouped behind one core: consecutive starts, at most this many (a core of ≥ 7 bytes).
+_GROUP = MIN_FRAGMENT // 2
+
+
+def _with_common(secret: bytes) -> list[tuple[bytes, tuple[bytes, ...]]]:
+    """The patterns of ``secret`` (its windows, or itself when short) that hold a whitespace byte,
+    grouped: windows starting at ``a`` … ``b`` (``b - a < _GROUP``) all hold ``secret[b : a + 12]``."""
     if len(secret) < MIN_FRAGMENT:
-        return [secret] if any(b in _COMMON for b in secret) else []
-    windows = (secret[i : i + MIN_FRAGMENT] for i in range(len(secret) - MIN_FRAGMENT + 1))
-    return [w for w in windows if any(b in _COMMON for b in w)]
+        return [(secret, (secret,))] if any(b in _COMMON for b in secret) else []
+    starts = [
+        i
+        for i in range(len(secret) - MIN_FRAGMENT + 1)
+        if any(b in _COMMON for b in secret[i : i + MIN_FRAGMENT])
+    ]
+    groups: list[tuple[bytes, tuple[bytes, ...]]] = []
+    while starts:
+        first = starts[0]
+        chunk = [i for i in starts if i < first + _GROUP]
+        starts = starts[len(chunk) :]
+        core = secret[chunk[-1] : first + MIN_FRAGMENT]
+        groups.append((core, tuple(secret[i : i + MIN_FRAGMENT] for i in chunk)))
+    return groups
 
 
 @functools.lru_cache(maxsize=256)  # the same few secrets are asked about for every field of every entry
@@ -221,7 +238,7 @@ def _plan(secrets: frozenset[str]) -> _Plan:
     if all(s.isascii() for s in wanted):
         alphabet = set(b"".join(covering)) - _COMMON
         table = bytes(1 if b in alphabet else 0 for b in range(256))
-    spanning = tuple(sorted({w for s in covering for w in _with_common(s)}))
+    spanning = tuple(sorted({group for s in covering for group in _with_common(s)}))
     return _Plan(wanted, covering, table, b"\x01" * shortest, spanning)
 
 
@@ -246,11 +263,14 @@ def _run_spans(data: bytes, plan: _Plan) -> list[tuple[int, int]]:
         run = data[pos:end]
         spans.extend((pos + a, pos + b) for s in plan.covering for a, b in _spans(run, s))
         pos = mapped.find(plan.needle, end)
-    for pattern in plan.spanning:
-        start = data.find(pattern)
-        while start != -1:
-            spans.append((start, start + len(pattern)))
-            start = data.find(pattern, start + 1)
+    for core, patterns in plan.spanning:
+        if core not in data:
+            continue
+        for pattern in patterns:
+            start = data.find(pattern)
+            while start != -1:
+                spans.append((start, start + len(pattern)))
+                start = data.find(pattern, start + 1)
     return spans
 
 

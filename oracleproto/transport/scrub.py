@@ -15,7 +15,9 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
+import functools
 import json
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from oracleproto.redact import MIN_SECRET, redact_url, scrub_fragments, secret_forms, url_credentials
@@ -128,7 +130,7 @@ def public_uri(url: str) -> str:
     return redact_url(url)
 
 
-def redact_value(value: Any, secrets: set[str]) -> Any:
+def redact_value(value: Any, secrets: AbstractSet[str]) -> Any:
     """``value`` with every secret and every ≥ 12-char fragment of one replaced (str, bytes, lists, dicts)."""
     if not secrets:
         return value
@@ -141,12 +143,17 @@ def redact_value(value: Any, secrets: set[str]) -> Any:
     return value
 
 
-def stored_forms(secrets: set[str]) -> set[str]:
+def stored_forms(secrets: set[str]) -> frozenset[str]:
     """Every form a secret can take in stored text (``redact.secret_forms``: raw, URL-encoded, base64)."""
+    return _forms(frozenset(secrets))
+
+
+@functools.lru_cache(maxsize=64)  # every request of a session carries the same few keys
+def _forms(secrets: frozenset[str]) -> frozenset[str]:
     forms: set[str] = set()
     for secret in secrets:
         forms |= secret_forms(secret)
-    return forms
+    return frozenset(forms)
 
 
 def redact_entry(entry: Entry, secrets: set[str]) -> Entry:
@@ -154,12 +161,12 @@ def redact_entry(entry: Entry, secrets: set[str]) -> Entry:
     those of 12 or more characters — removed from its body, headers, uri, reason, request and exception."""
     if not secrets:
         return entry
-    secrets = stored_forms(secrets)
-    entry.body = redact_value(entry.body, secrets)
-    entry.response_headers = redact_value(entry.response_headers, secrets)
-    entry.uri = redact_value(entry.uri, secrets)
-    entry.reason = redact_value(entry.reason, secrets)
-    entry.request_body = redact_value(entry.request_body, secrets)
+    forms = stored_forms(secrets)
+    entry.body = redact_value(entry.body, forms)
+    entry.response_headers = redact_value(entry.response_headers, forms)
+    entry.uri = redact_value(entry.uri, forms)
+    entry.reason = redact_value(entry.reason, forms)
+    entry.request_body = redact_value(entry.request_body, forms)
     if entry.exception is not None:
-        entry.exception = redact_value(entry.exception, secrets)
+        entry.exception = redact_value(entry.exception, forms)
     return entry
