@@ -98,6 +98,11 @@ COMMANDS: dict[str, LazyCommand] = {
         "leaderboard_command",
         "An offline HTML leaderboard and CSV of RUN… (run dirs, run ids, bundles, 'demo'), points-f1.",
     ),
+    "panel": _entry(
+        "panel",
+        "panel_group",
+        "Panels: one virtual run from several runs or shards of one experiment (docs/run-at-scale.md).",
+    ),
     "plan": _entry(
         "plan",
         "plan_command",

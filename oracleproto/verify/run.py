@@ -120,6 +120,10 @@ def verify_run(
     progress: Progress = _quiet,
 ) -> VerifyReport:
     """Every check on one run directory; never raises for a damaged run (the report says what)."""
+    from oracleproto.panel.verify import is_panel, verify_panel
+
+    if is_panel(run_dir):  # each member verified as a run, then the merge (panel/verify.py)
+        return verify_panel(run_dir, dataset=dataset, progress=progress)
     run = _open_idle(run_dir)
     report = VerifyReport(run.root)
     interrupted = _finish_interrupted_switch(run)

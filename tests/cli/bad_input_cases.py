@@ -11,6 +11,7 @@ from pathlib import Path
 from bad_input_calibrate_cases import calibrate_cases
 from bad_input_label_cases import label_cases
 from bad_input_leakaudit_cases import leakaudit_cases
+from bad_input_panel_cases import panel_cases
 from bad_input_profile_cases import profile_cases
 from bad_input_run_cases import run_ref_cases
 from bad_input_setup_cases import setup_cases
@@ -1198,5 +1199,6 @@ def all_cases() -> list[Case]:
         *calibrate_cases(),
         *profile_cases(),
         *store_cases(),
+        *panel_cases(),
         *run_ref_cases(),
     ]
