@@ -93,15 +93,21 @@ def verify_command(*, panel: Path, dataset: Path | None) -> None:
 )
 def replay_command(*, panel: Path, dataset: Path | None, out: Path | None) -> None:
     """Replay every member of PANEL offline; each must reproduce its recording byte for byte."""
-    import asyncio
-
-    from oracleproto.panel.replay import replay_panel
     from oracleproto.panel.spec import PanelError
     from oracleproto.panel.verify import is_panel
-    from oracleproto.settings import load_settings
 
     if not is_panel(panel):
         raise PanelError(f"{panel}: not a panel (no panel.json); `oracleproto replay` replays a run")
+    replay_and_show(panel, dataset=dataset, out=out)
+
+
+def replay_and_show(panel: Path, *, dataset: Path | None, out: Path | None) -> None:
+    """Replay every member of ``panel`` (``panel replay`` and ``replay PANEL``); exit 1 on a difference."""
+    import asyncio
+
+    from oracleproto.panel.replay import replay_panel
+    from oracleproto.settings import load_settings
+
     out_root = out or Path(tempfile.mkdtemp(prefix="oracleproto-panel-replay-"))
     try:
         result = asyncio.run(
@@ -119,6 +125,8 @@ def replay_command(*, panel: Path, dataset: Path | None, out: Path | None) -> No
                 click.echo(f"  {check.what}: DIFFERS — {check.detail}")
     for problem in result.problems:
         click.echo(f"  {problem}")
+    if out is not None:
+        click.echo(f"replayed members: {out}")
     if result.ok:
         click.echo(
             f"panel {panel}: every member reproduced byte for byte "

@@ -19,6 +19,7 @@ from oracleproto.clock import SystemClock
 from oracleproto.runner.replay import ReplayReport, replay_run
 from oracleproto.settings import load_settings
 from oracleproto.store import RunDir
+from oracleproto.store.rundir import PANEL_NAME
 from oracleproto.transport.stats import cassette_stats, savings_text
 
 #: Exit status when a replay did not reproduce the recording.
@@ -90,6 +91,11 @@ def replay_command(
 ) -> None:
     """Replay RUN offline and compare it with the recording."""
     _check_processes(processes)
+    if run.kind == "directory" and (run.path / PANEL_NAME).is_file():
+        from oracleproto.cli.panel import replay_and_show
+
+        replay_and_show(run.path, dataset=dataset, out=out)  # each member, byte for byte
+        return
     settings = load_settings(None)
     original, pulled_dataset = _original(run, quiet=no_progress)
     dataset = dataset or pulled_dataset

@@ -9,9 +9,12 @@ import json
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from benchmarks.panel_compare import compare_summaries
 from oracleproto.analysis import write_analysis
 from oracleproto.analysis.postrun import analyze_with_settings
+from oracleproto.objectstore.cache import CACHE_ENV
 from oracleproto.panel.build import analysis_settings
 from oracleproto.panel.verify import open_recorded_members
 from oracleproto.verify.run import verify_path
@@ -121,11 +124,28 @@ def test_verify_fails_when_a_member_is_resealed_or_gone(tree: Recorded) -> None:
 
 def test_replay_reproduces_every_member_byte_for_byte(tree: Recorded) -> None:
     panel = _built(tree)
-    result = invoke(["panel", "replay", panel])
-    assert result.exit_code == 0, result.output
+    for command in (["replay", panel, "--out", tree.root / "replayed"], ["panel", "replay", panel]):
+        result = invoke(command)
+        assert result.exit_code == 0, result.output
+        for shard in tree.shards:
+            assert f"member {shard.name}: reproduced byte for byte" in result.stdout
+        assert "every member reproduced byte for byte (4 DBs as in the panel)" in result.stdout
     for shard in tree.shards:
-        assert f"member {shard.name}: reproduced byte for byte" in result.stdout
-    assert "every member reproduced byte for byte (4 DBs as in the panel)" in result.stdout
+        replayed = tree.root / "replayed" / shard.name
+        assert (replayed / "manifest.json").read_bytes() == (shard / "manifest.json").read_bytes()
+
+
+def test_replay_fails_when_a_member_no_longer_holds_what_was_recorded(tree: Recorded) -> None:
+    panel = _built(tree)
+    db = next((tree.shards[1] / "db").glob("*.db"))
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE run_results SET s0_final_answer_letters = 'Z' WHERE rowid = 1")
+    conn.close()
+    result = invoke(["replay", panel])
+    assert result.exit_code == 1, result.output
+    assert f"member {tree.shards[1].name}: did NOT reproduce" in result.stdout
+    assert f"db/{db.name}: DIFFERS" in result.stdout
+    assert "did NOT reproduce" in result.stdout.splitlines()[-1]
 
 
 def test_the_panel_equals_the_experiment_recorded_as_one_run(tree: Recorded, tmp_path: Path) -> None:
@@ -229,3 +249,44 @@ def test_bad_panel_files_and_outputs_are_refused(tree: Recorded) -> None:
     assert missing.exit_code == 2 and "panel file not found" in missing.stderr
     run = invoke(["panel", "verify", tree.shards[0]])
     assert run.exit_code == 2 and "not a panel (no panel.json)" in run.stderr
+
+
+def test_a_member_named_by_store_id(tree: Recorded, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(CACHE_ENV, str(tree.root / "store-cache"))
+    url = f"file://{tree.root / 'store'}"
+    sealed = tree.shards[0]  # store push takes a sealed run
+    pushed = invoke(["store", "push", sealed, "--store", url, "--quiet"], {CACHE_ENV: str(tree.root / "c")})
+    assert pushed.exit_code == 0, pushed.output
+    spec = tree.root / "PANEL.toml"
+    spec.write_text(
+        f'store = "{url}"\n'
+        f'[[member]]\nstore = "{sealed.name}"\nsha256 = "{seal_sha(sealed)}"\n'
+        f'[[member]]\npath = "{tree.shards[1].relative_to(tree.root).as_posix()}"\n'
+        f'sha256 = "{seal_sha(tree.shards[1])}"\n',
+        encoding="utf-8",
+    )
+    built = invoke(["panel", "build", spec, "--out", tree.root / "panel"], {CACHE_ENV: str(tree.root / "c")})
+    assert built.exit_code == 0, built.output
+    document = json.loads((tree.root / "panel" / "panel.json").read_bytes())
+    assert document["members"][0]["ref"] == {"store": sealed.name, "url": url}
+    assert document["members"][0]["run_id"] == sealed.name
+    # The panel's root does not depend on where a member is kept.
+    code, stdout, _ = build(tree.root, list(tree.shards), out="by-path")
+    assert code == 0
+    assert (
+        json.loads((Path(stdout.strip().splitlines()[-1]) / "panel.json").read_bytes())["root"]
+        == document["root"]
+    )
+    report = verify_path(tree.root / "panel")
+    assert report.ok, report.failures
+    # A store id that the store does not hold: the member is missing.
+    spec.write_text(
+        f'store = "{url}"\n[[member]]\nstore = "20200101-000000-beef"\nsha256 = "{"2" * 64}"\n',
+        encoding="utf-8",
+    )
+    missing = invoke(
+        ["panel", "build", spec, "--out", tree.root / "nowhere"], {CACHE_ENV: str(tree.root / "c")}
+    )
+    assert missing.exit_code == 2, missing.output
+    assert "member store id 20200101-000000-beef: missing or not a run directory" in missing.stderr
+    assert not (tree.root / "nowhere").exists()
