@@ -164,8 +164,12 @@ def write_templates(folder: Path, *, force: bool = False) -> list[Path]:
     targets = {folder / ENV_NAME: env_template(), folder / CONFIG_NAME: config_template()}
     existing = [p for p in targets if p.exists()]
     if existing and not force:
-        names = ", ".join(str(p) for p in existing)
-        raise ConfigError(f"{names} already exist(s); edit it, or pass --force to replace it")
+        names = " and ".join(str(p) for p in existing)
+        them = "them" if len(existing) > 1 else "it"
+        verb = "exist" if len(existing) > 1 else "exists"
+        raise ConfigError(
+            f"{names} already {verb}; nothing was written: edit {them}, or pass --force to replace {them}"
+        )
     folder.mkdir(parents=True, exist_ok=True)
     for path, text in targets.items():
         tmp = path.with_name(f".{path.name}.init-tmp")

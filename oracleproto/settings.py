@@ -28,6 +28,7 @@ from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource
 from oracleproto.display_names import display_name_problems
 from oracleproto.errors import ConfigError
 from oracleproto.settings_checks import check_key, error_line, keys_in_urls, redact_snapshot, url_problem
+from oracleproto.settings_grid import reconcile_grid
 from oracleproto.settings_source import ConfigFileSource
 from oracleproto.settings_values import (
     FloatList,
@@ -164,7 +165,7 @@ class SearchSettings(_Section):
     base_url: str = Field("https://api.tavily.com", validation_alias=_env("TAVILY_BASE_URL"))
     """Tavily API base URL. ``TAVILY_BASE_URL``."""
     max_results: int = Field(5, gt=0, le=20, validation_alias=_env("TAVILY_MAX_RESULTS"))
-    """Results per call R (paper: 5). ``TAVILY_MAX_RESULTS``."""
+    """Results per call R (paper: 5): ``GRID_R_LIST``'s first value. ``TAVILY_MAX_RESULTS``."""
     search_depth: Literal["basic", "advanced"] = Field("basic", validation_alias=_env("TAVILY_SEARCH_DEPTH"))
     """Tavily search depth (paper: basic). ``TAVILY_SEARCH_DEPTH``."""
     include_answer: bool = Field(False, validation_alias=_env("TAVILY_INCLUDE_ANSWER"))
@@ -239,7 +240,7 @@ class ReactSettings(_Section):
     max_steps: int = Field(6, gt=0, le=1000, validation_alias=_env("REACT_MAX_STEPS"))
     """Message-round cap T (main experiment: 6; appendix table: 12). ``REACT_MAX_STEPS``."""
     max_search_calls: int = Field(4, ge=0, validation_alias=_env("REACT_MAX_SEARCH_CALLS"))
-    """Search-call cap C (main experiment: 4; appendix table: 8). ``REACT_MAX_SEARCH_CALLS``."""
+    """Search-call cap C (main: 4; appendix: 8): ``GRID_C_LIST``'s first value. ``REACT_MAX_SEARCH_CALLS``."""
     force_final_answer_lookahead: int = Field(
         2, ge=0, validation_alias=_env("REACT_FORCE_FINAL_ANSWER_LOOKAHEAD")
     )
@@ -299,11 +300,11 @@ class RunSettings(_Section):
     grid_r_list: Annotated[list[int], NoDecode] = Field(
         default_factory=lambda: [5], validation_alias=_env("GRID_R_LIST")
     )
-    """Tavily results-per-call values of the grid. ``GRID_R_LIST``."""
+    """Tavily results-per-call values of the grid (unset: ``TAVILY_MAX_RESULTS``). ``GRID_R_LIST``."""
     grid_c_list: Annotated[list[int], NoDecode] = Field(
         default_factory=lambda: [4], validation_alias=_env("GRID_C_LIST")
     )
-    """Search-call caps of the grid. ``GRID_C_LIST``."""
+    """Search-call caps of the grid (unset: ``REACT_MAX_SEARCH_CALLS``). ``GRID_C_LIST``."""
     mode: CacheMode = Field("replay", validation_alias=_env("ORACLEPROTO_MODE"))
     """Record/replay mode; replay (offline) unless told otherwise. ``ORACLEPROTO_MODE``."""
     cache_dir: Path = Field(Path("cache"), validation_alias=_env("ORACLEPROTO_CACHE_DIR"))
@@ -496,6 +497,6 @@ def _load_settings(env_file: str | os.PathLike[str] | None) -> Settings:
             lines.extend(error_line(err, _secret_names()) for err in exc.errors(include_url=False))
     if lines:
         raise ConfigError("invalid settings:\n" + "\n".join(lines))
-    settings = Settings(**sections)
+    settings = Settings(**reconcile_grid(sections))
     settings.validate_static()
     return settings

@@ -42,7 +42,7 @@ def _row(info: RunInfo) -> tuple[str, ...]:
         _models(info),
         f"{info.questions}×{info.samples}" if info.samples else "-",
         info.state,
-        "sealed" if info.sealed else "-",
+        "-" if info.seal == "unknown" else info.seal,
         human_size(info.size),
     )
 
@@ -77,9 +77,16 @@ def list_command(*, runs_root: Path | None, as_json: bool) -> None:
     click.echo(f"{len(infos)} run(s) under {root}; `oracleproto runs show RUN` for one in full", err=True)
 
 
+_SEAL_TEXT = {
+    "sealed": "sealed (attestation.json written when it verified; `oracleproto verify` checks every byte)",
+    "changed": "changed since it was sealed: `oracleproto verify` says what",
+    "unknown": "unknown (not sealed: `oracleproto verify --write-attestation` seals a run that verifies)",
+}
+
+
 def show_lines(info: RunInfo) -> list[str]:
     """``runs show``: one fact a line."""
-    verify = "sealed (attestation.json written when it verified)" if info.sealed else "unknown (not sealed)"
+    verify = _SEAL_TEXT.get(info.seal, _SEAL_TEXT["unknown"])
     errored = "unknown" if info.errored is None else str(info.errored)
     lines = [
         f"run:       {info.run_id}",

@@ -36,8 +36,20 @@ def sim_group() -> None:
     "--port", type=click.IntRange(0, 65535), default=0, show_default=True, help="0 picks a free port."
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed mixed into every simulated draw.")
-@click.option("--latency-ms", type=click.FloatRange(0.0), default=0.0, show_default=True)
-@click.option("--jitter-ms", type=click.FloatRange(0.0), default=0.0, show_default=True)
+@click.option(
+    "--latency-ms",
+    type=click.FloatRange(0.0),
+    default=0.0,
+    show_default=True,
+    help="Added latency of every answer, in milliseconds (the median with --latency-sigma).",
+)
+@click.option(
+    "--jitter-ms",
+    type=click.FloatRange(0.0),
+    default=0.0,
+    show_default=True,
+    help="Uniform random extra latency of every answer, up to this many milliseconds.",
+)
 @click.option(
     "--latency-sigma",
     type=click.FloatRange(0.0),

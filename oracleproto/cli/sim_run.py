@@ -20,6 +20,8 @@ from oracleproto.cli.run import (
     spend_cap,
     write_run_analysis,
 )
+from oracleproto.cli.run_label import label_options, run_label
+from oracleproto.cli.sim_models import models_options, sim_models
 from oracleproto.clock import SystemClock
 from oracleproto.profile import load_profile
 from oracleproto.runner.allow_errors import AllowedErrors
@@ -27,7 +29,6 @@ from oracleproto.runner.execute import RunOptions
 from oracleproto.settings import Settings
 from oracleproto.sim.faults import FaultConfig, OddUsage
 from oracleproto.sim.harness import (
-    MAX_SIM_MODELS,
     SIM_DETECTOR_KEY,
     SIM_LLM_KEY,
     SIM_MODELS,
@@ -51,6 +52,14 @@ def simulated_profile(settings: Settings) -> Settings:
     return settings.model_copy(update={"llm": settings.llm.model_copy(update={"send_seed": False})})
 
 
+def with_limit(settings: Settings, limit: int | None) -> Settings:
+    """``--limit N``: only the first N questions some model admits (``QUESTION_LIMIT``)."""
+    if limit is None:
+        return settings
+    run = settings.run.model_copy(update={"question_limit": limit})
+    return settings.model_copy(update={"run": run})
+
+
 def _revisions(values: tuple[str, ...]) -> dict[str, int]:
     out: dict[str, int] = {}
     for value in values:
@@ -63,9 +72,27 @@ def _revisions(values: tuple[str, ...]) -> dict[str, int]:
 
 @click.command("run")
 @click.option("--dataset", default="demo", show_default=True, help="Source DB path, or 'demo'.")
-@click.option("--models", "n_models", type=click.IntRange(1, MAX_SIM_MODELS), default=3, show_default=True)
-@click.option("--samples", type=click.IntRange(1, 20), default=3, show_default=True)
-@click.option("--runs-root", type=click.Path(path_type=Path, file_okay=False), default=Path("runs"))
+@models_options
+@click.option(
+    "--samples",
+    type=click.IntRange(1, 20),
+    default=3,
+    show_default=True,
+    help="Samples per question n (as on `run` and `plan`).",
+)
+@click.option(
+    "--limit",
+    type=click.IntRange(1),
+    default=None,
+    help="Only the first N questions (run order) some model admits (as on `run` and `plan`).",
+)
+@click.option(
+    "--runs-root",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=Path("runs"),
+    show_default=True,
+    help="Folder the run directory goes in, and where --refresh looks a run up.",
+)
 @click.option(
     "--run-id",
     default=None,
@@ -74,10 +101,22 @@ def _revisions(values: tuple[str, ...]) -> dict[str, int]:
     "hex digits, e.g. 20260301-120000-0a1f.",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Simulator seed.")
-@click.option("--latency-ms", type=click.FloatRange(0.0), default=0.0, show_default=True)
-@click.option("--fail-5xx", type=_RATE, default=0.0, show_default=True)
-@click.option("--fail-429", type=_RATE, default=0.0, show_default=True)
-@click.option("--fail-timeout", type=_RATE, default=0.0, show_default=True)
+@click.option(
+    "--latency-ms",
+    type=click.FloatRange(0.0),
+    default=0.0,
+    show_default=True,
+    help="Added latency of every simulated answer, in milliseconds.",
+)
+@click.option(
+    "--fail-5xx", type=_RATE, default=0.0, show_default=True, help="Fraction of calls answered 500/502/503."
+)
+@click.option(
+    "--fail-429", type=_RATE, default=0.0, show_default=True, help="Fraction of calls answered 429."
+)
+@click.option(
+    "--fail-timeout", type=_RATE, default=0.0, show_default=True, help="Fraction of calls dropped (timeouts)."
+)
 @click.option("--revoke-llm-key", is_flag=True, help="Make the simulator reject the LLM key (401).")
 @click.option(
     "--revoke-detector-key",
@@ -125,8 +164,9 @@ def _revisions(values: tuple[str, ...]) -> dict[str, int]:
 )
 @profile_option
 @allow_errors_option
-@click.option("--no-report", is_flag=True)
-@click.option("--no-progress", is_flag=True)
+@label_options
+@click.option("--no-report", is_flag=True, help="Skip the analysis pass at the end.")
+@click.option("--no-progress", is_flag=True, help="Never draw the progress display.")
 @click.option(
     "--refresh", default=None, metavar="RUN", help="Refresh RUN against the simulator (see run --refresh)."
 )
@@ -140,8 +180,10 @@ def _revisions(values: tuple[str, ...]) -> dict[str, int]:
 def sim_run(
     *,
     dataset: str,
-    n_models: int,
+    models_option: str | None,
+    personas: int | None,
     samples: int,
+    limit: int | None,
     runs_root: Path,
     run_id: str | None,
     seed: int,
@@ -165,6 +207,8 @@ def sim_run(
     select: tuple[str, ...],
     revise: tuple[str, ...],
     profile_path: str | None,
+    name: str | None,
+    tags: tuple[str, ...],
 ) -> None:
     """Start the simulator, record a run through the normal `run --record` path, print its directory."""
     if fail_5xx + fail_429 + fail_timeout > 1.0:
@@ -184,8 +228,11 @@ def sim_run(
     )
     if select and refresh is None:
         raise click.UsageError("--select needs --refresh RUN")
+    chosen = sim_models(models_option, personas)
+    label = run_label(name, tags, runs_root, run_id)
     spec = SimRunSpec(
-        models=n_models,
+        models=chosen.count,
+        personas=chosen.personas,
         samples=samples,
         runs_root=runs_root,
         detector=not no_detector,
@@ -196,10 +243,12 @@ def sim_run(
         chat=replace(faults, quota_after=llm_credit, odd_usage=cast(OddUsage | None, odd_usage)),
         search=replace(faults, quota_after=search_credit),
         revisions=_revisions(revise),
-        replicas=n_models > len(SIM_MODELS),
+        replicas=not chosen.personas and chosen.count > len(SIM_MODELS),
     )
     with Simulator(config) as sim:
-        settings = simulated_profile(with_profile(simulated_settings(sim, spec), profile_path))
+        settings = with_limit(
+            simulated_profile(with_profile(simulated_settings(sim, spec), profile_path)), limit
+        )
         if refresh is not None:
             refresh_opts = RefreshOptions(
                 old_run=refresh_target(refresh, runs_root),
@@ -223,4 +272,6 @@ def sim_run(
             after=None if no_report else write_run_analysis,
             spend_cap=None if max_cost is None else spend_cap(max_cost, settings, None),
         )
-        execute_and_report(options, random.Random(seed), allowed=allowed, command="oracleproto sim run")
+        execute_and_report(
+            options, random.Random(seed), allowed=allowed, command="oracleproto sim run", label=label
+        )

@@ -1,7 +1,8 @@
 """``audit import``: labels from a spreadsheet (``item_id,label[,note]``), all or nothing.
 
 Every row is checked before the first label is written — unknown item ids, labels outside
-leak / no-leak / unsure, duplicate ids, a missing header — so a bad file changes nothing.
+leak / no-leak / unsure (or the labelling page's keys L / N / U, any case), duplicate ids, a missing
+header — so a bad file changes nothing.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from oracleproto.leakaudit.items import AuditError, read_items
 from oracleproto.leakaudit.labels import LABEL_VALUES, Label, append_labels, check_annotator, utc_timestamp
 
 _MAX_SHOWN = 5
+#: The labelling page's own names: its keys (L, N, U) and its buttons' words (``No leak``).
+SHORTHANDS = {"l": "leak", "n": "no-leak", "u": "unsure", "no leak": "no-leak", "no_leak": "no-leak"}
 
 
 def parse_label_csv(path: Path, known: set[str], labelled_at: str) -> list[Label]:
@@ -41,13 +44,17 @@ def parse_label_csv(path: Path, known: set[str], labelled_at: str) -> list[Label
             problems.append(f"line {number}: {len(cells)} cells, expected {len(header)}")
             continue
         item_id, value = cells[0], cells[1].lower()
+        value = SHORTHANDS.get(value, value)
         note = row[2] if len(row) > 2 else ""
         if item_id not in known:
             problems.append(f"line {number}: unknown item_id {item_id!r}")
         elif item_id in seen:
             problems.append(f"line {number}: item_id {item_id!r} appears twice")
         if value not in LABEL_VALUES:
-            problems.append(f"line {number}: label {cells[1]!r} is not one of {', '.join(LABEL_VALUES)}")
+            problems.append(
+                f"line {number}: label {cells[1]!r} is not one of {', '.join(LABEL_VALUES)} (or the page's "
+                "keys L, N, U)"
+            )
         seen.add(item_id)
         if not problems:
             labels.append(Label(item_id=item_id, label=value, note=note, labelled_at=labelled_at))

@@ -7,6 +7,8 @@ state, whether it is sealed, and its size. A run whose manifest cannot be read i
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import sqlite3
 from contextlib import closing
@@ -51,7 +53,9 @@ class RunInfo:
     questions: int = 0
     samples: int = 0
     errored: int | None = None
-    sealed: bool = False
+    #: ``sealed`` (attestation.json, and every file it lists still there at its size, the manifest
+    #: at its digest: ``verify`` checks every byte), ``changed`` (not so), or ``unknown`` (no seal).
+    seal: str = "unknown"
     size: int = 0
 
     def document(self) -> dict[str, Any]:
@@ -70,7 +74,7 @@ class RunInfo:
             "questions": self.questions,
             "samples": self.samples,
             "errored_samples": self.errored,
-            "verify": "sealed" if self.sealed else "unknown",
+            "verify": self.seal,
             "bytes": self.size,
         }
 
@@ -85,6 +89,24 @@ def tree_size(root: Path) -> int:
             except OSError:
                 continue
     return total
+
+
+def seal_status(root: Path) -> str:
+    """``sealed``, ``changed`` or ``unknown``: a quick look at the attestation, not a verification."""
+    path = root / ATTESTATION
+    if not path.is_file():
+        return "unknown"
+    try:
+        files = json.loads(path.read_text(encoding="utf-8"))["files"]
+        for rel, entry in files.items():
+            if (root / rel).stat().st_size != entry["size"]:
+                return "changed"
+        manifest = (root / "manifest.json").read_bytes()
+        if hashlib.sha256(manifest).hexdigest() != files["manifest.json"]["sha256"]:
+            return "changed"
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return "changed"
+    return "sealed"
 
 
 def errored_samples(run: RunDir, manifest: Manifest) -> int | None:
@@ -152,7 +174,7 @@ def describe_run(root: Path) -> RunInfo:
         questions=manifest.filters.question_count,
         samples=manifest.sampling_n,
         errored=errored,
-        sealed=(root / ATTESTATION).is_file(),
+        seal=seal_status(root),
         size=size,
     )
 

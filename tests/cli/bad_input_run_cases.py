@@ -130,6 +130,48 @@ def misc_cases() -> list[Case]:
     ]
 
 
+def flag_cases() -> list[Case]:
+    """The same flag, the same meaning: sim run's --models takes slugs, --personas counts; the grid."""
+    sim = ("sim", "run", "--no-progress", "--runs-root", "runs")
+    grid = {"MODELS": "sim/careful", "MODEL_TRAINING_CUTOFFS": "sim/careful=2026-01"}
+    return [
+        Case("sim-run:personas-0", (*sim, "--personas", "0"), 2, "error: Invalid value for '--personas'"),
+        Case("sim-run:personas-31", (*sim, "--personas", "31"), 2, "error: Invalid value for '--personas'"),
+        Case(
+            "sim-run:models-and-personas",
+            (*sim, "--models", "sim/hasty", "--personas", "2"),
+            2,
+            "error: --models names the models and --personas counts them: give one of the two",
+        ),
+        Case(
+            "sim-run:old-count-and-personas",
+            (*sim, "--models", "2", "--personas", "2"),
+            2,
+            "error: --models N is the old spelling of --personas N: give only --personas",
+        ),
+        Case(
+            "sim-run:unknown-slug",
+            (*sim, "--models", "sim/careful,openai/gpt-5"),
+            2,
+            "error: Invalid value for '--models': openai/gpt-5: not a simulated model; the simulator serves "
+            "sim/careful, sim/hasty",
+        ),
+        Case(
+            "sim-run:no-slug", (*sim, "--models", " , "), 2, "error: Invalid value for '--models': give one"
+        ),
+        Case("sim-run:limit-0", (*sim, "--limit", "0"), 2, "error: Invalid value for '--limit'"),
+        Case(
+            "plan:grid-disagrees",
+            ("plan",),
+            2,
+            "error: invalid settings:\n  - TAVILY_MAX_RESULTS=8 and GRID_R_LIST=5,10 disagree",
+            env={**grid, "TAVILY_MAX_RESULTS": "8", "GRID_R_LIST": "5,10"},
+        ),
+        Case("plan:samples-0", ("plan", "--samples", "0"), 2, "error: Invalid value for '--samples'"),
+        Case("run:samples-word", ("run", "--samples", "lots"), 2, "'lots' is not a valid integer"),
+    ]
+
+
 def run_ref_cases() -> list[Case]:
     """Every case of this file."""
-    return [*resolver_cases(), *misc_cases()]
+    return [*resolver_cases(), *misc_cases(), *flag_cases()]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bad_input_support import Case, mkdir, write
+from bad_input_support import Case, all_of, mkdir, write
 
 
 def setup_cases() -> list[Case]:
@@ -13,15 +13,23 @@ def setup_cases() -> list[Case]:
             "init:env-exists",
             ("init",),
             2,
-            ".env already exist(s); edit it, or pass --force",
+            ".env already exists; nothing was written: edit it, or pass --force to replace it",
             write(".env", "OPENAI_API_KEY=\n"),
         ),
         Case(
             "init:toml-exists",
             ("init",),
             2,
-            "oracleproto.toml already exist(s)",
+            "oracleproto.toml already exists; nothing was written: edit it",
             write("oracleproto.toml", "[run]\n"),
+        ),
+        Case(
+            "init:both-exist",
+            ("init",),
+            2,
+            ".env and oracleproto.toml already exist; nothing was written: edit them, or pass --force to "
+            "replace them",
+            all_of(write(".env", "X=1\n"), write("oracleproto.toml", "[run]\n")),
         ),
         Case("init:folder-is-file", ("init", "f"), 2, "Directory 'f' is a file", write("f", "x")),
         Case("init:unknown-option", ("init", "--yes"), 2, "No such option '--yes'"),

@@ -37,6 +37,27 @@ def test_a_good_sheet_is_imported_with_notes(tmp_path: Path) -> None:
     assert labels[items[2].item_id].label == "unsure"
 
 
+def test_the_pages_shorthands_are_labels(tmp_path: Path) -> None:
+    """The labelling page's keys (L, N, U) and its button's words, in any case, import as labels."""
+    items = make_audit(tmp_path, ["keep", "drop", "keep", "keep", "drop"])
+    rows = zip(items, ("L", "n", "U", "No leak", "l"), strict=True)
+    sheet = tmp_path / "labels.csv"
+    sheet.write_text("item_id,label\n" + "".join(f"{i.item_id},{v}\n" for i, v in rows), encoding="utf-8")
+    code, out = run_import(tmp_path, sheet)
+    assert code == 0 and "imported 5 labels for bob" in out, out
+    labels = read_labels(tmp_path, "bob")
+    assert [labels[i.item_id].label for i in items] == ["leak", "no-leak", "unsure", "no-leak", "leak"]
+
+
+def test_an_unknown_label_names_the_shorthands(tmp_path: Path) -> None:
+    items = make_audit(tmp_path, ["keep"])
+    sheet = tmp_path / "labels.csv"
+    sheet.write_text(f"item_id,label\n{items[0].item_id},Y\n", encoding="utf-8")
+    code, out = run_import(tmp_path, sheet)
+    assert code == 2
+    assert "line 2: label 'Y' is not one of leak, no-leak, unsure (or the page's keys L, N, U)" in out
+
+
 @pytest.mark.parametrize(
     ("body", "message"),
     [
