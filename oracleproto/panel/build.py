@@ -67,26 +67,48 @@ def panel_run_id(members: Sequence[Member], root: str) -> str:
     return f"{last:%Y%m%d-%H%M%S}-{root[:4]}"
 
 
-def plan_order(members: Sequence[Member], slugs: list[str]) -> list[str]:
-    """``slugs`` in the experiment's model order (a single run of it would list them so), grid cells
-    of one model kept together in recorded order; without an experiment entry, member order."""
+def _real(slug: str) -> str:
+    match = VIRTUAL_SLUG.match(slug)
+    return match.group(1) if match else slug
+
+
+def plan_order(members: Sequence[Member], slugs: list[str], order: Sequence[str] | None = None) -> list[str]:
+    """``slugs`` in the panel's model order: ``order`` (real model slugs, the panel file's
+    ``models``) when given, else the experiment's (its models, sorted), else member order; the grid
+    cells of one model stay together in recorded order."""
     experiment = members[0].manifest.experiment
-    if experiment is None:
+    if order is None and experiment is None:
         return slugs
-    rank = {model: i for i, model in enumerate(experiment.models)}
-
-    def real(slug: str) -> str:
-        match = VIRTUAL_SLUG.match(slug)
-        return match.group(1) if match else slug
-
-    return sorted(slugs, key=lambda slug: rank.get(real(slug), len(rank)))
+    ranked = list(order) if order is not None else list(experiment.models if experiment else [])
+    rank = {model: i for i, model in enumerate(ranked)}
+    return sorted(slugs, key=lambda slug: rank.get(_real(slug), len(rank)))
 
 
-def merged_manifest(members: Sequence[Member], run_id: str) -> Manifest:
+def check_order(members: Sequence[Member], order: Sequence[str] | None) -> None:
+    """The panel file's ``models`` must list each real model of the members once, and no other."""
+    if order is None:
+        return
+    present = {_real(slug) for m in members for slug in m.databases}
+    twice = sorted({m for m in order if list(order).count(m) > 1})
+    missing, extra = sorted(present - set(order)), sorted(set(order) - present)
+    problems = [
+        *(f"{m} is listed twice" for m in twice),
+        *(f"{m} is not listed (a member records it)" for m in missing),
+        *(f"{m} is listed but no member records it" for m in extra),
+    ]
+    if problems:
+        raise PanelError(
+            "the panel file's models (the panel's model order) must list every model of the members once: "
+            + "; ".join(problems)
+            + ". Nothing was written."
+        )
+
+
+def merged_manifest(members: Sequence[Member], run_id: str, order: Sequence[str] | None = None) -> Manifest:
     """The run view of the panel: every member's models, in member order, under one manifest."""
     first = members[0].manifest
-    models = plan_order(members, [slug for m in members for slug in m.manifest.models])
-    real = plan_order(members, [slug for m in members for slug in m.manifest.grid.real_models])
+    models = plan_order(members, [slug for m in members for slug in m.manifest.models], order)
+    real = plan_order(members, [slug for m in members for slug in m.manifest.grid.real_models], order)
     grid = Grid(
         r_list=first.grid.r_list,
         c_list=first.grid.c_list,
@@ -118,7 +140,13 @@ def merged_manifest(members: Sequence[Member], run_id: str) -> Manifest:
 
 
 def panel_document(
-    members: Sequence[Member], panel_dir: Path, run_id: str, root: str, name: str | None
+    members: Sequence[Member],
+    panel_dir: Path,
+    run_id: str,
+    root: str,
+    name: str | None,
+    *,
+    order: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     """``panel.json``: the members, where each model comes from, and the root over the members."""
     first = members[0].manifest
@@ -129,6 +157,7 @@ def panel_document(
         "experiment": None if first.experiment is None else first.experiment.id,
         "members": [member_entry(m, panel_dir) for m in members],
         "models": {slug: m.run_id for m in members for slug in m.databases},
+        "order": None if order is None else list(order),
         "root": root,
     }
 
@@ -151,7 +180,9 @@ def analysis_settings(members: Sequence[Member]) -> AnalysisSettings:
     return settings_from_snapshot(snapshot, where=path).analysis
 
 
-def write_panel_files(members: Sequence[Member], target: Path, final: Path, name: str | None) -> str:
+def write_panel_files(
+    members: Sequence[Member], target: Path, final: Path, name: str | None, order: Sequence[str] | None = None
+) -> str:
     """Write the panel into ``target`` (as if it stood at ``final``); returns its run id."""
     from oracleproto.analysis.postrun import write_run_analysis
     from oracleproto.verify.attest import write_attestation
@@ -163,8 +194,9 @@ def write_panel_files(members: Sequence[Member], target: Path, final: Path, name
     for member in members:
         for file, _ in member.databases.values():
             shutil.copyfile(member.run.db_dir / file, target / DB_DIR / file)
-    merged_manifest(members, run_id).write(target / MANIFEST_NAME)
-    atomic_write_text(target / PANEL_NAME, panel_text(panel_document(members, final, run_id, root, name)))
+    merged_manifest(members, run_id, order).write(target / MANIFEST_NAME)
+    document = panel_document(members, final, run_id, root, name, order=order)
+    atomic_write_text(target / PANEL_NAME, panel_text(document))
     write_run_analysis(target, analysis_settings(members))
     write_attestation(target)
     return run_id
@@ -187,6 +219,7 @@ def build_panel(
         progress(f"member {item.ref}")
         members.append(open_member(item, base, spec.store or store_url, progress))
     refuse_mixed(members)
+    check_order(members, spec.models)
     out = out.resolve()
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.panel-", dir=out.parent))
@@ -194,7 +227,7 @@ def build_panel(
         progress("databases, manifest and analysis")
         staged = tmp / "panel"
         try:
-            run_id = write_panel_files(members, staged, out, spec.name)
+            run_id = write_panel_files(members, staged, out, spec.name, spec.models)
         except OracleprotoError as exc:
             raise PanelError(f"the panel could not be built: {exc}. Nothing was written.") from None
         _check_out(out)  # another process may have filled it meanwhile

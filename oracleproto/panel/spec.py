@@ -56,6 +56,11 @@ class PanelSpec(BaseModel):
     store: str | None = Field(
         default=None, description="Store URL for members named by store id (else --store, CASSETTE_STORE)."
     )
+    models: list[str] | None = Field(
+        default=None,
+        description="The panel's model order (real model slugs, e.g. a single run's MODELS order); "
+        "default: the experiment's (sorted), else member order.",
+    )
     member: list[MemberSpec] = Field(min_length=1, description="The members, in the panel's order.")
 
 

@@ -84,14 +84,16 @@ def _merge_checks(panel_dir: Path, document: dict[str, Any], members: list[Membe
         )
     else:
         checks.append(passed("panel root", f"Merkle root over {len(members)} member(s) {root[:16]}…"))
-    rebuilt = panel_document(members, panel_dir, str(document.get("run_id")), root, document.get("name"))
+    order = document.get("order")
+    run_id = str(document.get("run_id"))
+    rebuilt = panel_document(members, panel_dir, run_id, root, document.get("name"), order=order)
     recorded = dict(document)
     if canonical_json(rebuilt) != canonical_json(recorded):
         keys = sorted(k for k in set(rebuilt) | set(recorded) if rebuilt.get(k) != recorded.get(k))
         checks.append(failed(PANEL_NAME, f"{PANEL_NAME}: differs from its members in {', '.join(keys)}"))
     else:
         checks.append(passed(PANEL_NAME, "agrees with every member"))
-    manifest_text = merged_manifest(members, str(document.get("run_id"))).to_json()
+    manifest_text = merged_manifest(members, run_id, order).to_json()
     if (panel_dir / MANIFEST_NAME).read_bytes() != manifest_text.encode("utf-8"):
         checks.append(
             failed(MANIFEST_NAME, f"{MANIFEST_NAME}: differs from the merge of the members' manifests")

@@ -290,3 +290,25 @@ def test_a_member_named_by_store_id(tree: Recorded, monkeypatch: pytest.MonkeyPa
     assert missing.exit_code == 2, missing.output
     assert "member store id 20200101-000000-beef: missing or not a run directory" in missing.stderr
     assert not (tree.root / "nowhere").exists()
+
+
+def test_the_panel_file_sets_the_model_order(tree: Recorded) -> None:
+    order = ["sim/random", "sim/careful", "sim/hasty", "sim/greedy"]
+    spec = panel_file(tree.root, list(tree.shards))
+    listed = ", ".join(f'"{m}"' for m in order)
+    spec.write_text(f"models = [{listed}]\n" + spec.read_text(encoding="utf-8"), encoding="utf-8")
+    built = invoke(["panel", "build", spec, "--out", tree.root / "panel"])
+    assert built.exit_code == 0, built.output
+    manifest = json.loads((tree.root / "panel" / "manifest.json").read_bytes())
+    assert [m.split("::")[0] for m in manifest["models"]] == order
+    assert verify_path(tree.root / "panel").ok
+    for bad, said in [
+        (order[:3], "sim/greedy is not listed (a member records it)"),
+        ([*order, "sim/oracle"], "sim/oracle is listed but no member records it"),
+        ([*order, "sim/hasty"], "sim/hasty is listed twice"),
+    ]:
+        text = spec.read_text(encoding="utf-8").split("\n", 1)[1]
+        spec.write_text("models = [" + ", ".join(f'"{m}"' for m in bad) + "]\n" + text, encoding="utf-8")
+        refused = invoke(["panel", "build", spec, "--out", tree.root / "refused"])
+        assert refused.exit_code == 2 and said in refused.stderr, refused.output
+        assert "Nothing was written." in refused.stderr and not (tree.root / "refused").exists()
