@@ -280,6 +280,11 @@ def cache() -> None:
 )
 def rebuild_cmd(run: RunRef, runs_root: Path | None, cache_dir: Path | None) -> None:
     """Rebuild the diskcache index from the cassettes."""
+    if run.read_only and cache_dir is None:
+        raise TransportError(
+            f"{run.text}: the published demo run is never written to, and its index would go inside it: "
+            "give --cache-dir DIR"
+        )
     cassette_dir = cassette_dir_of(run.path, journal_ok=True)
     target = cache_dir or cassette_dir.parent / "cache"
     existed = target.exists()

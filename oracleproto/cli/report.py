@@ -17,7 +17,7 @@ from oracleproto.analysis.report import analyze
 from oracleproto.analysis.tables import BOLD_RULES, TableStyle, render_markdown
 from oracleproto.analysis.writer import FORMATS
 from oracleproto.cli.report_points_f1 import report_points_f1_command
-from oracleproto.cli.report_target import report_target
+from oracleproto.cli.report_target import SCRATCH_NOTE, report_target, scratch_copy
 from oracleproto.cli.runref import RUN_EPILOG, RunRef, run_argument, runs_root_option
 from oracleproto.errors import AnalysisError
 from oracleproto.oserrors import cannot_write
@@ -140,6 +140,9 @@ def report(
 ) -> None:
     """Compute every metric of RUN and write tables, summary.json and plots."""
     run_dir = run_ref.path
+    if run_ref.read_only and out is None:
+        run_dir = scratch_copy(ctx, run_dir)
+        ctx.call_on_close(lambda: click.echo(f"note: {SCRATCH_NOTE.format(text=run_ref.text)}", err=True))
     if RUN_ID_RE.fullmatch(run_dir.name):
         RunDir(run_dir, run_dir.name).require_idle("report on it")
     conv = None if convention == POINTS_F1 else parse_convention(convention)

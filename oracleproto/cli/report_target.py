@@ -13,13 +13,16 @@ So without ``--out``:
   style, one ``--format``) is refused, naming the command that writes it elsewhere (``--out DIR``).
 
 A run whose analysis settings cannot be read (verify cannot check its analysis either) is
-written as asked, as before.
+written as asked, as before. The published demo run (``report demo``) is never written to: the
+report goes into a temporary copy of it, removed when the command ends (``--out DIR`` keeps it).
 """
 
 from __future__ import annotations
 
 import json
 import shlex
+import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,6 +58,20 @@ class ReportTarget:
     prices: PriceTable | None
     #: Said on stderr after the report (why it went beside the sealed analysis), or None.
     note: str | None = None
+
+
+#: Said after a report of the published demo run without --out.
+SCRATCH_NOTE = (
+    "{text} is the published demo run, which is never written to: the report went into a temporary "
+    "copy of it, removed now; --out DIR keeps the files"
+)
+
+
+def scratch_copy(ctx: click.Context, run_dir: Path) -> Path:
+    """A temporary copy of ``run_dir`` to write the report into, removed when ``ctx`` closes."""
+    folder = Path(tempfile.mkdtemp(prefix="oracleproto-report-"))
+    ctx.call_on_close(lambda: shutil.rmtree(folder, ignore_errors=True))
+    return Path(shutil.copytree(run_dir, folder / run_dir.name))
 
 
 def given(ctx: click.Context, name: str) -> bool:

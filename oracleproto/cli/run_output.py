@@ -32,7 +32,7 @@ def slots_text(summary: RunSummary) -> str:
     """
     excluded = max(summary.slots_total - summary.samples_admitted, 0)
     earlier = max(summary.slots_done_before - excluded, 0)
-    parts = [f"{summary.slots_total} slots"]
+    parts = [f"{summary.slots_total} slot{'' if summary.slots_total == 1 else 's'}"]
     if excluded:
         parts.append(f"{excluded} excluded by a model's training cutoff")
     if earlier:

@@ -93,6 +93,13 @@ def misc_cases() -> list[Case]:
             "error: demo: the published demo run is read-only; copy it (`oracleproto demo fetch --dir D`)",
         ),
         Case(
+            "run-ref:cache-rebuild-demo",
+            ("cache", "rebuild", "demo"),
+            2,
+            "error: demo: the published demo run is never written to, and its index would go inside it: "
+            "give --cache-dir DIR",
+        ),
+        Case(
             "run-ref:attest-demo",
             ("verify", "demo", "--write-attestation"),
             2,

@@ -85,3 +85,13 @@ def test_the_demo_by_name_and_points_f1_beside(run: Path) -> None:
     code, _, err = _invoke("report", "20260101", "--runs-root", str(run.parent), "--convention", "points-f1")
     assert code == 0, err
     _verified(run)
+
+
+@pytest.mark.parametrize("convention", ["paper", "reference-v4", "points-f1"])
+def test_report_demo_works_and_never_writes_into_the_published_demo(convention: str) -> None:
+    before = _digests(DEMO)
+    code, out, err = _invoke("report", "demo", "--convention", convention)
+    assert code == 0, err
+    assert "### " in out or "|" in out
+    assert "demo is the published demo run, which is never written to" in err
+    assert _digests(DEMO) == before
