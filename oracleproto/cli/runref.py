@@ -65,6 +65,12 @@ class RunRef:
         return self.kind in ("demo", "bundle", "store")
 
 
+def label_suffix(path: Path) -> str:
+    """`` (name [tags])`` of the run at ``path`` (``run --name/--tag``), or nothing."""
+    label = read_label(path) if path.is_dir() else None
+    return f" ({label.text()})" if label is not None and not label.empty else ""
+
+
 def default_runs_root() -> Path:
     """``$RUNS_ROOT`` (the environment; ``run`` also reads ``.env`` and the config file), else ``runs``."""
     from oracleproto.settings import load_settings

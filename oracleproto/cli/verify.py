@@ -12,6 +12,7 @@ from oracleproto.cli.runref import (
     RUN_EPILOG,
     RUN_OR_BUNDLE_EPILOG,
     RunRef,
+    label_suffix,
     resolve_run,
     run_argument,
     runs_root_option,
@@ -45,7 +46,7 @@ def print_report(report: VerifyReport) -> None:
     verdict = "VERIFIED" if report.ok else "NOT VERIFIED"
     not_applicable = f", {counts['n/a']} not applicable" if counts["n/a"] else ""
     click.echo(
-        f"{verdict}: {report.target} "
+        f"{verdict}: {report.target}{label_suffix(Path(report.target))} "
         f"({counts['pass']} passed, {counts['FAIL']} failed, {counts['skip']} skipped{not_applicable})"
     )
 
