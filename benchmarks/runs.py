@@ -5,7 +5,9 @@ A run is recorded by ``oracleproto sim run`` (zero latency), as a user records o
 names what the recording depends on — the dataset's bytes, models × samples, the package version
 and the key schema — so a change of any of them records anew; ``BENCH_RERECORD=1`` forces it. The
 record time is measured when the run is recorded and kept beside it (``record.json``), so a rerun
-reports the figure the cached recording was made in.
+reports the figure the cached recording was made in. A recording stopped part-way (the 30 × 300 × 3
+one takes minutes on a quiet machine, far longer on a loaded one) is resumed by the next run with
+``--run-id``; its ``record.json`` then says ``resumed`` and the time is the last session's only.
 
 The 30 × 300 × 3 run needs 300 questions: :func:`scaled_dataset` writes a DB in the real schema
 (``forecast_eval_set_example`` and ``dataset_metadata`` with the eight template keys) whose rows
@@ -96,12 +98,23 @@ def recorded(models: int, questions: int, samples: int = 3) -> tuple[Path, Timed
     if done.is_file() and not os.environ.get("BENCH_RERECORD"):
         facts = json.loads(done.read_text())
         return folder / facts["run"], Timed(**facts["timed"]), False
-    shutil.rmtree(folder, ignore_errors=True)
     root = folder / "runs"
     args = ["sim", "run", "--dataset", str(dataset), "--models", str(models), "--samples", str(samples)]
-    timed = run_child([*CLI, *args, "--runs-root", str(root), "--no-progress"])
+    started = [p for p in root.iterdir() if p.is_dir()] if root.is_dir() else []
+    if len(started) == 1 and not os.environ.get("BENCH_RERECORD"):
+        # A recording stopped part-way (a session's end): resumed, as a user resumes one; the time
+        # kept is then this session's only, and record.json says so.
+        timed = run_child(
+            [*CLI, *args, "--runs-root", str(root), "--no-progress", "--run-id", started[0].name]
+        )
+        resumed = True
+    else:
+        shutil.rmtree(folder, ignore_errors=True)
+        timed = run_child([*CLI, *args, "--runs-root", str(root), "--no-progress"])
+        resumed = False
     (run,) = [p for p in root.iterdir() if p.is_dir()]
-    done.write_text(json.dumps({"run": str(run.relative_to(folder)), "timed": asdict(timed)}))
+    facts = {"run": str(run.relative_to(folder)), "timed": asdict(timed), "resumed": resumed}
+    done.write_text(json.dumps(facts))
     return run, timed, True
 
 
@@ -109,3 +122,9 @@ def dataset_of(run: Path) -> Path:
     """The source DB a kept run was recorded from (its questions count is in its folder name)."""
     questions = int(run.parents[1].name.split("x")[1])
     return scaled_dataset(questions)
+
+
+def was_resumed(run: Path) -> bool:
+    """True when a kept run's recording was resumed (its record time is its last session's only)."""
+    facts = json.loads((run.parents[1] / _DONE).read_text())
+    return bool(facts.get("resumed"))

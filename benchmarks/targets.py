@@ -143,6 +143,8 @@ def _sizes(rows: list[Row], growth: list[str], tmp: Path) -> None:
         print(f"-- {label}: recording (or reusing the kept recording)", flush=True)
         run, rec, new = runs.recorded(models, questions)
         made = "recorded now" if new else "kept recording, recorded"
+        if runs.was_resumed(run):
+            made += " (resumed: the last session's time only)"
         growth.append(f"{label:>9}: {made} in {_timed(rec)} (wall/CPU), peak {rec.peak_mib:.0f} MiB")
         print(f"-- {label}: replay, verify and floors", flush=True)
         found, line = size_rows(label, run, runs.dataset_of(run), tmp / f"cache-{label}", pairs)
