@@ -193,7 +193,7 @@ def measure(work: Path) -> int:
         b_n, b_c = shard_paid.get(channel, [0, 0.0])
         print(
             f"  {channel:<9} {a_n:>6} vs {int(b_n):>6} calls (×{b_n / a_n if a_n else float('nan'):.2f}); "
-            f"USD {a_c:.6f} vs {b_c:.6f} (+{b_c - a_c:.6f})"
+            f"USD {a_c:.6f} vs {b_c:.6f} ({b_c - a_c:+.6f})"
         )
     print(
         f"wall: single run {single_s:.1f} s; 6 shards together {shards_s:.1f} s, panel build {build_s:.1f} s"

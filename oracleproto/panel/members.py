@@ -8,6 +8,7 @@ records the SHA-256 of every per-model DB it takes from the member.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -51,8 +52,6 @@ class Member:
 
 def file_sha256(path: Path) -> str:
     """sha256 of a file's bytes, read in blocks."""
-    import hashlib
-
     digest = hashlib.sha256()
     with path.open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -87,8 +86,14 @@ def _from_store(spec: MemberSpec, url: str | None, progress: Progress) -> Path:
 
 def open_member(spec: MemberSpec, base: Path, store_url: str | None, progress: Progress) -> Member:
     """Locate and pin one member; a missing member or a digest mismatch is a :class:`PanelError`."""
+    if spec.store is not None:
+        try:
+            root = _from_store(spec, store_url, progress)
+        except OracleprotoError as exc:
+            raise PanelError(f"member {spec.ref}: missing from the store or not fetchable: {exc}") from None
+    else:
+        root = member_path(spec, base)
     try:
-        root = member_path(spec, base) if spec.path is not None else _from_store(spec, store_url, progress)
         if not root.is_dir():
             raise PanelError(f"member {spec.ref}: missing ({root} is not a directory)")
         run = RunDir.open(root)

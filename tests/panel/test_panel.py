@@ -288,7 +288,7 @@ def test_a_member_named_by_store_id(tree: Recorded, monkeypatch: pytest.MonkeyPa
         ["panel", "build", spec, "--out", tree.root / "nowhere"], {CACHE_ENV: str(tree.root / "c")}
     )
     assert missing.exit_code == 2, missing.output
-    assert "member store id 20200101-000000-beef: missing or not a run directory" in missing.stderr
+    assert "member store id 20200101-000000-beef: missing from the store" in missing.stderr
     assert not (tree.root / "nowhere").exists()
 
 
