@@ -212,3 +212,15 @@ def test_leaderboard_and_bundle_export_by_name(place: Path, tmp_path: Path) -> N
     code, _, err = _invoke("bundle", "export", "pilot", str(tmp_path / "o.tar.gz"), "--runs-root", root)
     assert code == 0, err
     assert (tmp_path / "o.tar.gz").is_file()
+
+
+def test_completion_offers_demo_and_the_run_ids(place: Path) -> None:
+    command = _command(("replay",))
+    ctx = click.Context(command)
+    ctx.params["runs_root"] = place / "runs"
+    (argument,) = [p for p in command.params if isinstance(p, click.Argument)]
+    assert [c.value for c in argument.type.shell_complete(ctx, argument, "")] == ["demo", RUN_ID]
+    assert [c.value for c in argument.type.shell_complete(ctx, argument, "2026")] == [RUN_ID]
+    assert [(c.value, c.type) for c in argument.type.shell_complete(ctx, argument, "./r")] == [
+        ("./r", "file")
+    ]
