@@ -2,7 +2,7 @@
 
 A clone has the demo run under ``cassettes/demo/`` (6.7 MB of YAML, SQLite and analysis files);
 an installed wheel has no repository around it. The wheel build (``setup.py``) packs that folder
-into ``oracleproto/data/demo-run.tar.xz`` (about 0.35 MB: xz shares the repeated prompts across
+into ``oracleproto/data/demo-run.tar.xz`` (about 0.5 MB: xz shares the repeated prompts across
 files, where the wheel's per-file zip compression would need 0.73 MB and the installed folder
 6.7 MB). ``oracleproto replay|verify demo`` extract it once into the user's cache folder;
 ``oracleproto demo fetch`` extracts it into the working folder, where a clone has it.
