@@ -173,7 +173,8 @@ def test_run_dir_errors(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="invalid run id 'latest'"):
         RunDir.create(tmp_path, "latest")
     with pytest.raises(
-        StoreError, match=r"run directory not found; pass \{RUNS_ROOT\}/\{run_id\} or a run id"
+        StoreError,
+        match=r"run directory not found; pass a run directory \(RUNS_ROOT/<run id>\) or a run id$",
     ):
         RunDir.resolve("20260301-120000-0a1f", tmp_path)
     run = RunDir.create(tmp_path, "20260301-120000-0a1f")
