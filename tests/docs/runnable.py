@@ -38,7 +38,7 @@ _FENCE = re.compile(r"^(?P<fence>```+|~~~+)\s*(?P<info>[^\n]*)$")
 MASKS: tuple[tuple[str, str, str], ...] = (
     ("working folder", "{tmp}", "<TMP>"),
     ("repository", "{repo}", "<REPO>"),
-    ("ISO timestamp", r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2})?", "<TIME>"),
+    ("timestamp", r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?", "<TIME>"),
     ("run id", r"\b\d{8}-\d{6}-[0-9a-f]{4}\b", "<RUN-ID>"),
     ("duration", r"\b\d+(?:\.\d+)?\s?(?:ms|s|min)\b", "<DURATION>"),
 )

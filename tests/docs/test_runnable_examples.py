@@ -148,6 +148,7 @@ def test_masks_hide_paths_run_ids_times_and_durations() -> None:
     text = "wrote /tmp/x/run/20260101-000000-de00 at 2026-11-27T06:24:31Z in 1.5 s  \n\n"
     assert mask(text, tmp="/tmp/x", repo="/srv/repo") == "wrote <TMP>/run/<RUN-ID> at <TIME> in <DURATION>"
     assert mask("/srv/repo/cassettes/demo", tmp="/tmp/x", repo="/srv/repo") == "<REPO>/cassettes/demo"
+    assert mask("20261127-064248-d82c  2026-11-27 06:42  x", tmp="", repo="") == "<RUN-ID>  <TIME>  x"
 
 
 @pytest.mark.parametrize(
