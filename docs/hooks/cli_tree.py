@@ -25,6 +25,14 @@ def load_tree(command: click.Command, ctx: click.Context) -> None:
             load_tree(sub, click.Context(sub, parent=ctx, info_name=name))
 
 
+_NO_DEFAULT = "<td><code>Sentinel.UNSET</code></td>"
+
+
+def on_page_content(html: str, **_: Any) -> str:
+    """An option without a default shows an empty Default cell, not click's sentinel."""
+    return html.replace(_NO_DEFAULT, "<td></td>")
+
+
 def on_config(config: Any, **_: Any) -> Any:
     """Before any page is read: the whole command tree, loaded."""
     from oracleproto.cli.main import cli

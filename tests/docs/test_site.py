@@ -58,6 +58,7 @@ def test_the_cli_reference_documents_every_command_lazy_ones_included(site: Path
     assert {"oracleproto cassettes diff", "oracleproto sim run", "oracleproto sim audit-labels"} <= set(paths)
     missing = [path for path in paths if path not in page]
     assert not missing, missing
+    assert "Sentinel" not in page  # click's "no default" marker is not shown as a default
 
 
 @pytest.mark.timeout(400)
