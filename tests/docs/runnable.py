@@ -10,6 +10,7 @@ The convention (also stated in docs/contributing-docs.md):
 - ``<!-- file: NAME -->`` right before any fenced block writes the block's text to ``NAME`` in the
   working folder of every runnable block after it in the same document (an ``oracleproto.toml`` the
   reader is told to write, a ``names.json``…).
+- A marker inside another fenced block (an example of the convention itself) is text, not a marker.
 - In shown output, a line that is only ``…`` matches any number of lines (none included), and ``…``
   inside a line matches any text on that line. Everything else must match exactly once both sides
   went through :data:`MASKS` and lost trailing spaces and trailing blank lines.
@@ -86,17 +87,15 @@ def parse(text: str, source: Path) -> tuple[list[Block], list[Problem]]:
     while i < len(lines):
         marker = _MARKER.match(lines[i].strip())
         if marker is None:
-            i += 1
+            plain = _FENCE.match(lines[i].strip())
+            i = _closing(lines, i + 1, plain["fence"]) + 1 if plain else i + 1  # nothing inside counts
             continue
         opening = _FENCE.match(lines[i + 1].strip()) if i + 1 < len(lines) else None
         if opening is None:
             problems.append(Problem(source, i + 1, "the marker is not followed by a fenced block"))
             i += 1
             continue
-        fence = opening["fence"]
-        end = i + 2
-        while end < len(lines) and lines[end].strip() != fence:
-            end += 1
+        end = _closing(lines, i + 2, opening["fence"])
         body = lines[i + 2 : end]
         if marker["file"]:
             files[marker["file"]] = "\n".join(body) + "\n"
@@ -111,6 +110,14 @@ def parse(text: str, source: Path) -> tuple[list[Block], list[Problem]]:
                 blocks.append(Block(source, i + 2, commands, dict(files), status))
         i = end + 1
     return blocks, problems
+
+
+def _closing(lines: list[str], start: int, fence: str) -> int:
+    """The index of the line closing ``fence`` from ``start`` on (``len(lines)`` if none does)."""
+    end = start
+    while end < len(lines) and lines[end].strip() != fence:
+        end += 1
+    return end
 
 
 def _commands(body: list[str]) -> list[Command]:

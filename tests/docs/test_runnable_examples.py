@@ -127,6 +127,13 @@ $ echo wrong fence
 
 <!-- runnable -->
 no fence here
+
+````markdown
+<!-- runnable -->
+```console
+$ echo inside another block: text, not an example
+```
+````
 """
 
 
