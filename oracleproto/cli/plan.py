@@ -38,12 +38,19 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     return [line(header), *(line(r) for r in rows)]
 
 
+def _detector_shown(detector: str | None) -> str:
+    """The leak filter as the plan's first line names it: off, its model, or on without one."""
+    if detector is None:
+        return "off"
+    return detector or "on, but LEAK_DETECTOR_MODEL is not set (a live run refuses this)"
+
+
 def render_plan(plan: SpendPlan) -> str:
     """The plan as the terminal shows it: counts, calls, tokens, USD, exclusions, assumptions."""
     limit = f", QUESTION_LIMIT={plan.question_limit}" if plan.question_limit else ""
     lines = [
         f"plan: {plan.question_count} questions from {plan.source_db}{limit}; n = {plan.sampling_n} samples; "
-        f"grid R={plan.r_list} C={plan.c_list}; detector: {plan.detector or 'off'}",
+        f"grid R={plan.r_list} C={plan.c_list}; detector: {_detector_shown(plan.detector)}",
         "no network call was made and nothing was written (values: expected / upper bound)",
     ]
     if plan.harness_profile is not None:

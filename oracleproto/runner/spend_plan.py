@@ -357,7 +357,8 @@ def _price(cell: CellEstimate, settings: Settings, prices: PriceTable | None, un
         cell.usd["detector"] = cell.detector_calls.scaled(prices.detector_usd_per_call)
     else:
         cell.usd["detector"] = None
-        unpriced.add(f"detector {settings.detector.model} (no token prices, no detector.usd_per_call)")
+        named = settings.detector.model or "(LEAK_DETECTOR_MODEL not set)"
+        unpriced.add(f"detector {named} (no token prices, no detector.usd_per_call)")
 
 
 def _exclusions(plan: RunPlan) -> list[Exclusion]:
@@ -414,7 +415,8 @@ def build_spend_plan(
         sampling_n=settings.run.sampling_n,
         r_list=list(settings.run.grid_r_list),
         c_list=list(settings.run.grid_c_list),
-        detector=settings.detector.model if settings.detector.enabled else None,
+        # "" when the filter is on without a model (a live run refuses that; the plan still counts it)
+        detector=(settings.detector.model or "") if settings.detector.enabled else None,
         cells=cells,
         exclusions=_exclusions(plan),
         prices=prices_name,

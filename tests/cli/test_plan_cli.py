@@ -196,3 +196,29 @@ def test_calibrate_takes_a_run_id_under_the_runs_root(tmp_path: Path) -> None:
     code, out, err = invoke("plan", "--calibrate", DEMO_RUN.name)  # RUNS_ROOT default: ./runs
     assert code == 2 and "20260101-000000-de00: run directory not found" in err, err
     assert "no run id, id prefix or run name under runs" in err, err
+
+
+
+@pytest.mark.parametrize(
+    ("env", "shown", "counted"),
+    [
+        ({}, "detector: d/z", True),
+        (
+            {"LEAK_DETECTOR_MODEL": ""},
+            "detector: on, but LEAK_DETECTOR_MODEL is not set (a live run refuses this)",
+            True,
+        ),
+        ({"ENABLE_SEARCH_LEAK_FILTER": "false"}, "detector: off", False),
+    ],
+    ids=["named", "on-without-a-model", "off"],
+)
+def test_the_plan_names_the_detector_as_it_counts_its_calls(
+    monkeypatch: pytest.MonkeyPatch, env: dict[str, str], shown: str, counted: bool
+) -> None:
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    code, planned, err = invoke("plan", "--prices", "example")
+    assert code == 0, err
+    assert planned.splitlines()[0].endswith(shown)
+    detector_calls = plan_json("--prices", "example")["cells"][0]["detector_calls"]
+    assert (detector_calls["upper"] > 0) is counted
