@@ -44,13 +44,16 @@ def free_port() -> int:
     return port
 
 
-def _answers(port: int) -> bool:
+def _serves(port: int, folder: Path) -> bool:
+    """The server on ``port`` answers and keeps its data in ``folder``: it is this test's server,
+    not one that another test (or pytest-xdist worker) started on a port it also found free."""
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=2) as sock:
-            sock.sendall(b"PING\r\n")
-            return sock.recv(64).startswith(b"+PONG")
+            sock.sendall(b"CONFIG GET dir\r\n")
+            reply = sock.recv(4096)
     except OSError:
         return False
+    return f"\r\n{os.path.realpath(folder)}\r\n".encode() in reply
 
 
 def wait_for(condition: object, what: str, timeout_s: float = START_TIMEOUT_S) -> None:
@@ -77,6 +80,21 @@ class RedisServer:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self) -> RedisServer:
+        """Start (or restart, on the same port and folder) the server; wait until it answers.
+
+        A free port is only free when it was looked at: a server of a parallel worker can take it
+        before this one binds. On the first start that server is refused (it serves another
+        folder) and a new port is tried; a restart keeps its port (the tests reconnect to it)."""
+        first = self.process is None and not (self.folder / "redis.log").exists()
+        for _attempt in range(5):
+            if self._launch():
+                return self
+            if not first:
+                break
+            self.port = free_port()
+        pytest.fail(f"redis-server did not start: {(self.folder / 'redis.log').read_text()}")
+
+    def _launch(self) -> bool:
         self.folder.mkdir(parents=True, exist_ok=True)
         args = [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.folder)]
         args += ["--save", "", "--appendonly", "yes", "--appendfsync", "always", "--protected-mode", "yes"]
@@ -84,12 +102,14 @@ class RedisServer:
         self.process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         log.close()
         process = self.process
-        wait_for(lambda: process.poll() is not None or _answers(self.port), f"redis-server on {self.port}")
-        if process.poll() is not None:
-            pytest.fail(
-                f"redis-server exited ({process.returncode}): {(self.folder / 'redis.log').read_text()}"
-            )
-        return self
+        wait_for(
+            lambda: process.poll() is not None or _serves(self.port, self.folder),
+            f"redis-server on {self.port}",
+        )
+        if process.poll() is None:
+            return True
+        self.process = None
+        return False
 
     def kill(self) -> None:
         """SIGKILL, as a crashed or evicted server; waits until the port is closed."""
