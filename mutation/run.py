@@ -13,7 +13,9 @@ lines, not by mutmut's number (which shifts when a function is edited). The run 
 unless every survivor is explained there, and prints a TOML stub for each that is not.
 
 Usage: ``python mutation/run.py [GROUP ...] [--max-children N] [--resume | --report-only]``.
-``--resume`` keeps the previous ``mutants/`` and retests its survivors only (after adding tests);
+``--resume`` keeps the previous ``mutants/`` and retests its survivors, timeouts and unrun mutants
+only (after adding tests; add them to a test file the group already lists, since a changed test
+list makes mutmut start over);
 ``--report-only`` lists the last run's survivors again. ``--groups-file`` and ``--build`` run
 another selection in another folder (e.g. the suite before some tests, to count what they kill).
 """
@@ -140,10 +142,11 @@ def prepare(workdir: Path, group: dict[str, list[str]], *, fresh: bool) -> None:
             'also_copy = ["cassettes", "golden"]',
             # A fresh folder per run: no results carried over from an edited test suite.
             "use_git_change_detection = false",
-            # A mutant may use 8 × (its tests' CPU time + 1 s) of CPU before it counts as a timeout
-            # (mutmut's default is 30 ×): an endless loop is found sooner. CPU time, not wall time,
-            # so a busy machine does not turn slow mutants into timeouts.
-            "timeout_multiplier = 4.0",
+            # mutmut 3.8 stops a mutant after 10 × (its tests' measured time + 1 s) of *wall* time
+            # (and 20 × of CPU time) and counts it as a timeout, i.e. detected (mutmut's default is
+            # 30 ×). At nice 19 on a shared 2-core machine a mutant's tests ran 3-4 × slower than in
+            # the stats run, so 4 × turned slow survivors into false "timeouts"; 10 × leaves room.
+            "timeout_multiplier = 10.0",
             "",
         ]
     )
@@ -180,6 +183,19 @@ def results(workdir: Path) -> tuple[Counter[str], list[tuple[str, str, str]]]:
             if status not in DETECTED:
                 undetected.append((name, status, source))
     return totals, undetected
+
+
+def to_retest(workdir: Path) -> list[str]:
+    """What ``--resume`` runs again: survivors, mutants not run yet (an interrupted run), and
+    timeouts (a verdict the machine's load may have caused: the timeout is in wall time)."""
+    from mutmut.stats import status_by_exit_code
+
+    names: list[str] = []
+    for meta in sorted((workdir / "mutants").rglob("*.py.meta")):
+        for name, code in json.loads(meta.read_text())["exit_code_by_key"].items():
+            if status_by_exit_code[code] not in {"killed", "caught by type check", "segfault"}:
+                names.append(name)
+    return names
 
 
 def diffs(workdir: Path, undetected: list[tuple[str, str, str]]) -> list[Survivor]:
@@ -239,7 +255,7 @@ def main() -> int:
                 parser.error(f"group {name} has not been run ({workdir / 'mutants'} is missing)")
             print(f"== {name}: results of the last run")
         else:
-            again = [n for n, _, _ in results(workdir)[1]] if args.resume else []
+            again = to_retest(workdir) if args.resume else []
             prepare(workdir, groups[name], fresh=not args.resume)
             if args.resume and not again:
                 print(f"== {name}: nothing to retest")

@@ -14,14 +14,22 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
+from datetime import UTC, datetime
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 from oracleproto.dataset.demo import demo_db_path
 from oracleproto.store import Manifest
-from oracleproto.verify.chain import check_database, check_dataset
+from oracleproto.verify.chain import (
+    check_database,
+    check_dataset,
+    check_snapshots_agree,
+    find_dataset,
+    time_offset,
+)
 from oracleproto.verify.findings import Check
 
 SLUG = "sim/hasty::r5::c4"
@@ -209,3 +217,56 @@ def test_dataset_links_compare_each_db_with_the_dataset(db_copy: Path, manifest_
         "row id='demo-99' is not in the dataset; "
         f"table prompt_templates row key={key!r} column 'value' differs from the dataset",
     )
+
+
+def _metas(**snapshots: dict[str, Any]) -> dict[str, Any]:
+    """Stand-ins for RunMeta: check_snapshots_agree reads config_snapshot only."""
+    return {f"db/{label}.db": SimpleNamespace(config_snapshot=snap) for label, snap in snapshots.items()}
+
+
+def test_every_db_must_carry_the_first_dbs_config_snapshot() -> None:
+    same = {"llm": {"models": ["m"]}}
+    assert check_snapshots_agree(_metas(a=same, b=dict(same), c=dict(same))) == Check(
+        "config_snapshot agreement", "pass", "3 databases"
+    )
+    other = {"llm": {"models": ["n"]}}
+    # The second of three differs: compared with the first, and named with it.
+    detail = "db/b.db: run_meta.config_snapshot differs from the one in db/a.db"
+    assert check_snapshots_agree(_metas(a=same, b=other, c=same)) == Check(
+        "config_snapshot agreement", "FAIL", detail
+    )
+    assert check_snapshots_agree(_metas(a=same, b=same, c=other)).detail == (
+        "db/c.db: run_meta.config_snapshot differs from the one in db/a.db"
+    )
+
+
+#: sha256 of the bytes b"one" and b"two" (``printf two | sha256sum``).
+SHA_ONE = "7692c3ad3540bb803c020b3aee66cd8887123234ea0c6e7143c0add73ff431ed"
+SHA_TWO = "3fc4ccfe745870e2c0d99f71f30ff0656c8dedd41cc1d7d3d376b0dbe685e2f3"
+
+
+def test_find_dataset_takes_the_first_file_whose_sha256_is_the_recorded_one(tmp_path: Path) -> None:
+    one, two, again = tmp_path / "one.db", tmp_path / "two.db", tmp_path / "again.db"
+    one.write_bytes(b"one")
+    two.write_bytes(b"two")
+    again.write_bytes(b"two")
+    folder, missing = tmp_path / "folder", tmp_path / "missing.db"
+    folder.mkdir()
+    assert find_dataset(SHA_TWO, [missing, folder, one, two, again]) == two
+    assert find_dataset(SHA_ONE, [two, one]) == one
+    assert find_dataset(SHA_TWO, [missing, folder, one]) is None
+
+
+def test_time_offset_is_the_larger_of_the_start_and_finish_distances() -> None:
+    meta: Any = SimpleNamespace(
+        started_at=datetime(2026, 5, 1, 0, 0, 0, tzinfo=UTC),
+        finished_at=datetime(2026, 5, 1, 1, 0, 0, tzinfo=UTC),
+    )
+    # Start 0.25 s apart, finish 2 s apart (the manifest's clock read later both times).
+    manifest: Any = SimpleNamespace(
+        started_at="2026-05-01T00:00:00.250000+00:00", finished_at="2026-05-01T01:00:02.000000+00:00"
+    )
+    assert time_offset(meta, manifest) == 2.0
+    # An unfinished manifest (or DB) has only the start to compare.
+    manifest.finished_at = None
+    assert time_offset(meta, manifest) == 0.25

@@ -6,12 +6,16 @@ import json
 import shutil
 import sqlite3
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
 from oracleproto.cli.main import cli
-from oracleproto.store import model_file_map
+from oracleproto.store import RunDir, model_file_map
+from oracleproto.verify.earlier import accepted_manifest_bytes, check_layout_coherent
+from oracleproto.verify.earlier import check_snapshots_agree as check_earlier_snapshots_agree
 from oracleproto.verify.findings import Check, VerifyReport
 from oracleproto.verify.run import verify_run
 from tests.earlier_layout import SLUGS, SOURCE_DB, write_earlier_run
@@ -185,3 +189,57 @@ def test_the_earlier_implementations_own_analysis_folder_is_not_regenerated(earl
     check = by_what(report)["analysis/"]
     assert check.status == "n/a"
     assert "no .oracleproto-analysis marker" in check.detail and "--convention reference-v4" in check.detail
+
+
+def _db_with_table(path: Path, table: str) -> Path:
+    with sqlite3.connect(path) as conn:
+        conn.execute(f"CREATE TABLE {table} (x INTEGER)")
+    conn.close()
+    return path
+
+
+def test_oracleprotos_sample_entries_table_alone_betrays_an_edited_manifest(tmp_path: Path) -> None:
+    # No cassettes and no snapshot to go by: the DB's table is the only trace of our layout.
+    (tmp_path / "r").mkdir()
+    run = RunDir(tmp_path / "r", "r")
+    theirs = _db_with_table(tmp_path / "theirs.db", "run_meta")
+    ours = _db_with_table(tmp_path / "ours.db", "oracleproto_sample_entries")
+    assert check_layout_coherent(run, {}, {"a": theirs}).status == "pass"
+    check = check_layout_coherent(run, {}, {"a": theirs, "b": ours})
+    assert check.status == "FAIL"
+    assert "yet db/ours.db has oracleproto's oracleproto_sample_entries table:" in check.detail
+    assert "db/theirs.db" not in check.detail
+
+
+def test_a_db_without_grid_origin_does_not_end_the_check_of_the_next_ones() -> None:
+    # The first DB records no cell; the second records one that is not its own; the third differs
+    # beyond its cell. Both problems are reported, in that order, separated by "; ".
+    metas: dict[str, Any] = {
+        "db/a.db": SimpleNamespace(model="vendor/m::r5::c4", config_snapshot={"GRID_R": 5}),
+        "db/b.db": SimpleNamespace(
+            model="vendor/m::r5::c8",
+            config_snapshot={"GRID_R": 5, "grid_origin": {"real_model": "vendor/m", "R": 5, "C": 4}},
+        ),
+        "db/c.db": SimpleNamespace(model="vendor/m::r12::c4", config_snapshot={"GRID_R": 12}),
+    }
+    check = check_earlier_snapshots_agree(metas)
+    assert check == Check(
+        "config_snapshot agreement",
+        "FAIL",
+        "db/b.db: run_meta.config_snapshot.grid_origin {'real_model': 'vendor/m', 'R': 5, 'C': 4} "
+        "is not its cell {'real_model': 'vendor/m', 'R': 5, 'C': 8}; "
+        "db/c.db: run_meta.config_snapshot differs from the one in db/a.db (beyond grid_origin)",
+    )
+    del metas["db/c.db"]
+    metas["db/b.db"].config_snapshot["grid_origin"]["C"] = 8
+    assert check_earlier_snapshots_agree(metas) == Check(
+        "config_snapshot agreement", "pass", "2 databases, equal apart from each cell's grid_origin"
+    )
+
+
+def test_only_the_earlier_layout_may_lack_the_manifests_trailing_newline() -> None:
+    def manifest(earlier: bool) -> Any:
+        return SimpleNamespace(to_json=lambda: '{"run_id": "r"}\n', earlier_implementation=earlier)
+
+    assert accepted_manifest_bytes(manifest(False)) == (b'{"run_id": "r"}\n',)
+    assert accepted_manifest_bytes(manifest(True)) == (b'{"run_id": "r"}\n', b'{"run_id": "r"}')
