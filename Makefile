@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 RUN ?= demo
 
-.PHONY: install test lint bench mutation replay demo-record clean
+.PHONY: install test test-shuffled lint bench mutation replay demo-record clean
 
 install: $(VENV)/.installed
 
@@ -14,8 +14,15 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@
 
+# The suite on every core (pytest-xdist: one worker per CPU, each its own session and temp dirs).
+# A single file or test runs serially: `$(BIN)/python -m pytest tests/test_parser.py`.
 test: install
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto
+
+# The same in a random order (pytest-randomly, off by default in pyproject.toml); the seed is
+# printed, and `SEED=<n> make test-shuffled` repeats an order.
+test-shuffled: install
+	$(BIN)/python -m pytest -n auto -p randomly $(if $(SEED),--randomly-seed=$(SEED))
 
 lint: install
 	$(BIN)/ruff check oracleproto tests benchmarks
