@@ -99,7 +99,7 @@ def recorded(models: int, questions: int, samples: int = 3) -> tuple[Path, Timed
         facts = json.loads(done.read_text())
         return folder / facts["run"], Timed(**facts["timed"]), False
     root = folder / "runs"
-    args = ["sim", "run", "--dataset", str(dataset), "--models", str(models), "--samples", str(samples)]
+    args = ["sim", "run", "--dataset", str(dataset), "--personas", str(models), "--samples", str(samples)]
     started = [p for p in root.iterdir() if p.is_dir()] if root.is_dir() else []
     if len(started) == 1 and not os.environ.get("BENCH_RERECORD"):
         # A recording stopped part-way (a session's end): resumed, as a user resumes one; the time

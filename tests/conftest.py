@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import socket
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -57,3 +59,16 @@ def earlier_harness() -> Path:
     if not SHARED_EARLIER.exists():
         pytest.fail(f"{SHARED_EARLIER} is missing: tests need ../shared beside the repository")
     return SHARED_EARLIER
+
+
+@pytest.fixture
+def closed_port() -> Iterator[int]:
+    """A loopback port that refuses every connection for the whole test.
+
+    The socket stays bound but never listens (Linux answers a connection to it with a reset), so no
+    other test or xdist worker can take the port meanwhile, as it could one bound and released.
+    """
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        yield port

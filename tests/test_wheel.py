@@ -141,7 +141,7 @@ def test_wheel_works_from_an_empty_folder_in_a_fresh_venv(tmp_path: Path) -> Non
     assert (work / fetched.strip() / "manifest.json").is_file()
 
     simulated = _ok(
-        _run([cli, "sim", "run", "--models", "1", "--samples", "1", "--no-progress"], cwd=work, env=env)
+        _run([cli, "sim", "run", "--personas", "1", "--samples", "1", "--no-progress"], cwd=work, env=env)
     )
     run_dir = RUN_DIR_LINE.findall(simulated)[-1]
     reported = _ok(_run([cli, "report", run_dir, "--out", "rescored"], cwd=work, env=env))

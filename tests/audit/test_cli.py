@@ -82,7 +82,7 @@ def test_diff_of_a_single_generation_run_names_the_fix(revised: Scenario) -> Non
 def test_sim_run_refresh_with_selector(original: Path, tmp_path: Path) -> None:
     shutil.copytree(original, tmp_path / ORIGINAL)
     code, out, err = run(
-        "sim", "run", "--models", "2", "--samples", "2", "--runs-root", tmp_path,
+        "sim", "run", "--personas", "2", "--samples", "2", "--runs-root", tmp_path,
         "--no-progress", "--no-report", "--refresh", ORIGINAL, "--run-id", "20260101-000000-0b01",
         "--revise", "sim/hasty=1", "--select", "model=sim/hasty,question=demo-03",
     )  # fmt: skip
@@ -164,7 +164,7 @@ def test_run_refresh_from_the_environment(
 def test_refresh_stopped_by_a_revoked_key_says_how_to_retry(original: Path, tmp_path: Path) -> None:
     shutil.copytree(original, tmp_path / ORIGINAL)
     code, _, err = run(
-        "sim", "run", "--models", "2", "--samples", "2", "--runs-root", tmp_path, "--no-progress",
+        "sim", "run", "--personas", "2", "--samples", "2", "--runs-root", tmp_path, "--no-progress",
         "--refresh", ORIGINAL, "--run-id", "20260101-000000-0b03", "--revoke-llm-key",
     )  # fmt: skip
     assert code == 3

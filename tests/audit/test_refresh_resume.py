@@ -147,7 +147,7 @@ def _command(runs_root: Path) -> list[str]:
     )
     return [
         sys.executable, "-c", entry,
-        "sim", "run", "--models", "2", "--samples", "2", "--runs-root", str(runs_root), "--no-progress",
+        "sim", "run", "--personas", "2", "--samples", "2", "--runs-root", str(runs_root), "--no-progress",
         "--refresh", ORIGINAL, "--run-id", RESUMED, "--latency-ms", "5",
     ]  # fmt: skip
 

@@ -61,7 +61,7 @@ _VERIFY_AGAIN = (
 def small_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One simulated model on the demo dataset, one sample per question (≈ 2 MB of cassettes)."""
     root = tmp_path_factory.mktemp("small-run")
-    args = ["sim", "run", "--dataset", "demo", "--models", "1", "--samples", "1", "--no-progress"]
+    args = ["sim", "run", "--dataset", "demo", "--personas", "1", "--samples", "1", "--no-progress"]
     sizes.run_child([*sizes.CLI, *args, "--runs-root", str(root)])
     (run,) = [p for p in root.iterdir() if p.is_dir()]
     return run
@@ -195,10 +195,12 @@ def test_live_efficiency_row_fails_with_a_wait_in_the_request_path(monkeypatch: 
     original = RecordReplay.handle_async
 
     async def waits(self: RecordReplay, channel: str, request: object) -> object:
-        await asyncio.sleep(1.0)  # outside the attempt the provider times: the ideal bound is unchanged
+        await asyncio.sleep(3.0)  # outside the attempt the provider times: the ideal bound is unchanged
         return await original(self, channel, request)  # type: ignore[arg-type]
 
     monkeypatch.setattr(RecordReplay, "handle_async", waits)
     bad, _, _ = live.efficiency(None, small)
-    assert bad < clean - 0.1
+    # A ratio, not a difference: under load the clean run's own efficiency can sit far below the
+    # target; the waits (seconds per request, far above a loaded request's time) still divide it.
+    assert bad < clean * 0.6, (bad, clean)
     assert not targets.Row("live", "", "", bad, targets.LIVE_TARGET, at_most=False).ok

@@ -623,7 +623,7 @@ def sim_cases() -> list[Case]:
         ),
         Case(
             "sim-run:runs-root-under-a-file",
-            ("sim", "run", "--no-progress", "--runs-root", "f/runs", "--models", "1", "--samples", "1"),
+            ("sim", "run", "--no-progress", "--runs-root", "f/runs", "--personas", "1", "--samples", "1"),
             2,
             "f is a file, not a directory; remove it",
             write("f", "x"),

@@ -11,7 +11,6 @@ detector key (exit 3, resumable), a rate limit beyond ``RETRY_AFTER_MAX_S`` (exi
 from __future__ import annotations
 
 import json
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,14 +23,6 @@ from oracleproto.sim.server import SimConfig, Simulator
 from oracleproto.transport.live_body import MAX_RESPONSE_BODY_BYTES
 
 DETECTOR_KEY = "sim-detector-key-0001"
-
-
-def closed_port() -> int:
-    """A loopback port nothing listens on (bound, then released)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
 
 
 def env_file(where: Path, base: str, **overrides: str) -> Path:
@@ -89,8 +80,10 @@ def sim() -> Iterator[Simulator]:
 # --- no network ---------------------------------------------------------------------------------
 
 
-def test_no_network_exits_6_naming_the_samples_and_the_resume_command(tmp_path: Path, sim: Simulator) -> None:
-    dead = f"http://127.0.0.1:{closed_port()}"
+def test_no_network_exits_6_naming_the_samples_and_the_resume_command(
+    tmp_path: Path, sim: Simulator, closed_port: int
+) -> None:
+    dead = f"http://127.0.0.1:{closed_port}"
     # The issue's case: --limit 2 with n = 3, six samples, far below the circuit breaker's 8 calls.
     env = env_file(tmp_path, dead, SAMPLING_N="3")
     failed = record(tmp_path, env, "--limit", "2")
@@ -125,8 +118,10 @@ def test_no_network_exits_6_naming_the_samples_and_the_resume_command(tmp_path: 
         ("1", 6, "more than --allow-errors 1 allows (at most 1)"),
     ],
 )
-def test_allow_errors_accepts_a_partial_run(tmp_path: Path, allowed: str, code: int, said: str) -> None:
-    env = env_file(tmp_path, f"http://127.0.0.1:{closed_port()}", LLM_RETRY_MAX="0")
+def test_allow_errors_accepts_a_partial_run(
+    tmp_path: Path, allowed: str, code: int, said: str, closed_port: int
+) -> None:
+    env = env_file(tmp_path, f"http://127.0.0.1:{closed_port}", LLM_RETRY_MAX="0")
     result = record(tmp_path, env, "--limit", "2", "--allow-errors", allowed)
     err = clean(result)
     assert result.exit_code == code, err
@@ -134,8 +129,10 @@ def test_allow_errors_accepts_a_partial_run(tmp_path: Path, allowed: str, code: 
 
 
 @pytest.mark.parametrize("allowed", ["abc", "-1", "1.5", "150%", "nan"])
-def test_a_bad_allow_errors_is_refused_before_anything_runs(tmp_path: Path, allowed: str) -> None:
-    env = env_file(tmp_path, f"http://127.0.0.1:{closed_port()}")
+def test_a_bad_allow_errors_is_refused_before_anything_runs(
+    tmp_path: Path, allowed: str, closed_port: int
+) -> None:
+    env = env_file(tmp_path, f"http://127.0.0.1:{closed_port}")
     result = record(tmp_path, env, "--allow-errors", allowed)
     assert result.exit_code == 2
     assert f"--allow-errors {allowed!r}: expected a number of samples (e.g. 3) or a fraction" in result.output
@@ -298,7 +295,7 @@ def test_a_dripped_reply_times_out_on_the_whole_attempt(tmp_path: Path) -> None:
 
 def test_sim_run_can_revoke_the_detectors_own_key(tmp_path: Path) -> None:
     result = oracleproto(
-        "sim", "run", "--models", "1", "--samples", "1", "--revoke-detector-key",
+        "sim", "run", "--personas", "1", "--samples", "1", "--revoke-detector-key",
         "--no-report", "--no-progress", "--runs-root", tmp_path,
     )  # fmt: skip
     err = clean(result)

@@ -252,7 +252,17 @@ def test_a_run_on_a_full_or_read_only_disk_names_the_run_and_the_fix(
     kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     run_id = "20260301-120000-0a1f"
-    args = ["sim", "run", "--models", "1", "--samples", "1", "--no-detector", "--no-progress", "--no-report"]
+    args = [
+        "sim",
+        "run",
+        "--personas",
+        "1",
+        "--samples",
+        "1",
+        "--no-detector",
+        "--no-progress",
+        "--no-report",
+    ]
     with faulty_dir(tmp_path, kind, monkeypatch) as target:
         if not os.path.ismount(target):  # no tmpfs: the fault is injected where the run dir is made
 

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from oracleproto.cli.main import cli
 
 RUN_ID = "20260103-040506-c0de"
-SMALL = ("--models", "1", "--samples", "1", "--no-progress")
+SMALL = ("--personas", "1", "--samples", "1", "--no-progress")
 
 
 def invoke(*args: str | Path, **extra: Any) -> tuple[int, str, str]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 from typing import Any
 
@@ -179,10 +178,8 @@ def test_a_server_that_keeps_throttling_stops_with_a_resumable_message(
     assert len(proxy.seen) >= 3  # the first request and its two retries
 
 
-def test_an_unreachable_endpoint_stops_with_a_resumable_message(store: StoreEnv) -> None:
-    with socket.socket() as sock:  # a port nothing listens on
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+def test_an_unreachable_endpoint_stops_with_a_resumable_message(store: StoreEnv, closed_port: int) -> None:
+    port = closed_port
     env = store.with_(AWS_ENDPOINT_URL_S3=f"http://127.0.0.1:{port}", CASSETTE_STORE_RETRIES="1")
     done = invoke(["store", "ls"], env)
     assert done.exit_code == 4, done.output

@@ -34,7 +34,7 @@ from oracleproto.store import RunDir
 from tests.runner.conftest import read_slots
 
 RUN_ID = "20260102-030405-beef"
-SMALL = ("--models", "1", "--samples", "1", "--no-detector", "--no-report", "--no-progress")
+SMALL = ("--personas", "1", "--samples", "1", "--no-detector", "--no-report", "--no-progress")
 
 
 def invoke(*args: str | Path) -> tuple[int, str, str]:
@@ -302,7 +302,7 @@ def test_a_signal_stops_the_run_resumably_and_the_rerun_completes_it(
         "import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
         "from oracleproto.cli.main import main; main()"
     )
-    args = ["sim", "run", "--runs-root", str(tmp_path), "--models", "1", "--samples", "2", "--no-detector"]
+    args = ["sim", "run", "--runs-root", str(tmp_path), "--personas", "1", "--samples", "2", "--no-detector"]
     args += ["--no-report", "--no-progress", "--latency-ms", "50"]
     proc = subprocess.Popen(  # no --run-id: the message must name the id the run drew
         [sys.executable, "-c", entry, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True

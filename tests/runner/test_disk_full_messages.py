@@ -30,7 +30,7 @@ from oracleproto.store.model_store import ModelStore
 from oracleproto.transport.fileio import Journal
 
 RUN_ID = "20260301-120000-0a1f"
-ARGS = ["sim", "run", "--models", "1", "--samples", "1", "--no-detector", "--no-progress", "--no-report"]
+ARGS = ["sim", "run", "--personas", "1", "--samples", "1", "--no-detector", "--no-progress", "--no-report"]
 RESUME = f"run {RUN_ID} stopped and is resumable: free the space, then rerun with --run-id {RUN_ID}"
 GENERIC = "a SQLite database could not be used"
 

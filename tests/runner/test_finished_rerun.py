@@ -20,7 +20,7 @@ from oracleproto.cli.main import cli
 from oracleproto.verify import verify_run
 
 RUN_ID = "20260101-000000-abcd"
-ARGS = ["sim", "run", "--models", "1", "--samples", "1", "--seed", "0", "--no-detector", "--no-progress"]
+ARGS = ["sim", "run", "--personas", "1", "--samples", "1", "--seed", "0", "--no-detector", "--no-progress"]
 
 
 def files(root: Path) -> dict[str, bytes]:

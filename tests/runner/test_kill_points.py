@@ -46,7 +46,7 @@ from oracleproto.verify.run import verify_run
 
 RUN_ID = "20260101-000000-abcd"
 #: One model, n = 1, no detector: 16 slots, the smallest run that has every phase.
-ARGS = ("--models", "1", "--samples", "1", "--seed", "0", "--no-detector", "--no-progress")
+ARGS = ("--personas", "1", "--samples", "1", "--seed", "0", "--no-detector", "--no-progress")
 SLOTS = 16
 #: Phases whose scenarios run with the analysis pass (the others pass --no-report to stay fast).
 REPORTED = {"analysis", "analysis-swap"}

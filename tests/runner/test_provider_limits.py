@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-import socket
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -127,18 +126,10 @@ async def test_a_tavily_plan_running_out_stops_and_its_432s_do_not_poison_the_re
     await assert_replays(tmp_path / RUN_ID, tmp_path / "replayed")
 
 
-def closed_port() -> int:
-    """A loopback port nothing listens on (bound, then released)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
-
-
 async def test_an_unreachable_llm_trips_the_circuit_breaker_instead_of_failing_every_sample(
-    tmp_path: Path, baseline: dict[Any, dict[str, Any]], slot_reader: Reader
+    tmp_path: Path, baseline: dict[Any, dict[str, Any]], slot_reader: Reader, closed_port: int
 ) -> None:
-    port = closed_port()
+    port = closed_port
 
     def unreachable(settings: Settings) -> Settings:
         llm = settings.llm.model_copy(update={"base_url": f"http://127.0.0.1:{port}/v1"})

@@ -24,7 +24,18 @@ from oracleproto.clock import FakeClock
 from oracleproto.runner.replay import replay_run
 
 RUN_ID = "20260105-060708-f00d"
-ARGS = ("--run-id", RUN_ID, "--models", "1", "--samples", "2", "--seed", "0", "--no-report", "--no-progress")
+ARGS = (
+    "--run-id",
+    RUN_ID,
+    "--personas",
+    "1",
+    "--samples",
+    "2",
+    "--seed",
+    "0",
+    "--no-report",
+    "--no-progress",
+)
 
 
 def sim_run(root: Path, *extra: str) -> tuple[int, str]:

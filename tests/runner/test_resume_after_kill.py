@@ -30,7 +30,7 @@ from oracleproto.store.sample_entries import read_sample_keys
 
 RUN_ID = "20260101-000000-abcd"
 #: One model, n = 2, no detector: small enough to stay fast (the detector path is covered elsewhere).
-ARGS = ("--models", "1", "--samples", "2", "--seed", "0", "--no-detector", "--no-report", "--no-progress")
+ARGS = ("--personas", "1", "--samples", "2", "--seed", "0", "--no-detector", "--no-report", "--no-progress")
 #: Kill points in samples stored: 0 (manifest only, nothing answered), early, late (of 32 slots).
 #: Fixed rather than drawn so a failure names a reproducible point; the moment inside the
 #: in-flight samples is whatever the scheduler makes it.

@@ -154,7 +154,7 @@ def test_oracleproto_run_starts_from_an_imported_db(tmp_path: Path) -> None:
     runs = tmp_path / "runs"
     code, _, stderr = invoke(
         "sim", "run", "--dataset", db, "--runs-root", runs, "--run-id", "20310101-000000-beef",
-        "--models", "1", "--samples", "1", "--no-detector", "--no-report", "--no-progress",
+        "--personas", "1", "--samples", "1", "--no-detector", "--no-report", "--no-progress",
     )  # fmt: skip
     assert code == 0, stderr
     manifest = json.loads((runs / "20310101-000000-beef" / "manifest.json").read_text(encoding="utf-8"))
