@@ -100,7 +100,9 @@ def test_two_shards_with_one_key_and_one_cap_never_spend_past_it(
     assert counted["committed"] <= cap * NANO
     # Every recorded call was settled at what it cost; the rest is calls cut off by the stop.
     assert recorded * NANO <= counted["settled"] + 10 <= counted["committed"] + 10
-    assert recorded > cap / 2  # the shards did spend: the cap, not an accident, stopped them
+    # The shards did spend, and the ledger stood near the cap when it refused: reservations are each
+    # call's largest possible cost, so how much of it was settled depends on the calls' timing.
+    assert recorded > 0 and counted["committed"] > cap * NANO / 2
     assert {manifest(run)["experiment"]["id"] for run in runs} == {experiment}  # type: ignore[index]
     # Both shards' calls went through one bucket per key; no key, nor a piece of one, is in Redis.
     client: Any = redis_server.client()
