@@ -151,10 +151,11 @@ def test_parse_binds_markers_files_commands_and_exit_statuses() -> None:
     ]
 
 
-def test_masks_hide_paths_run_ids_times_and_durations() -> None:
-    text = "wrote /tmp/x/run/20260101-000000-de00 at 2026-11-27T06:24:31Z in 1.5 s  \n\n"
-    assert mask(text, tmp="/tmp/x", repo="/srv/repo") == "wrote <TMP>/run/<RUN-ID> at <TIME> in <DURATION>"
-    assert mask("/srv/repo/cassettes/demo", tmp="/tmp/x", repo="/srv/repo") == "<REPO>/cassettes/demo"
+def test_masks_hide_paths_run_ids_times_and_durations(tmp_path: Path) -> None:
+    tmp, repo = str(tmp_path / "x"), str(tmp_path / "repo")
+    text = f"wrote {tmp}/run/20260101-000000-de00 at 2026-11-27T06:24:31Z in 1.5 s  \n\n"
+    assert mask(text, tmp=tmp, repo=repo) == "wrote <TMP>/run/<RUN-ID> at <TIME> in <DURATION>"
+    assert mask(f"{repo}/cassettes/demo", tmp=tmp, repo=repo) == "<REPO>/cassettes/demo"
     assert mask("20261127-064248-d82c  2026-11-27 06:42  x", tmp="", repo="") == "<RUN-ID>  <TIME>  x"
 
 
