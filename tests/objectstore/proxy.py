@@ -54,6 +54,8 @@ class Proxy:
     seen: list[Request] = field(default_factory=list)
     #: (method, path, status) of every request the upstream answered.
     answered: list[tuple[str, str, int]] = field(default_factory=list)
+    #: Called with (method, path, status) once the upstream has answered, before the client hears it.
+    on_answered: Callable[[str, str, int], None] = lambda *_: None
     held: threading.Event = field(default_factory=threading.Event)
     release: threading.Event = field(default_factory=threading.Event)
     port: int = 0
@@ -120,6 +122,7 @@ class Proxy:
             data = upstream.read()
             with self._lock:
                 self.answered.append((handler.command, handler.path, upstream.status))
+            self.on_answered(handler.command, handler.path, upstream.status)
             kept = {k: v for k, v in upstream.getheaders() if k.lower() not in _HOP}
             if handler.command == "HEAD":
                 kept["Content-Length"] = upstream.getheader("Content-Length", "0")

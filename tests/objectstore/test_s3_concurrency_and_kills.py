@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -77,38 +78,52 @@ def test_concurrent_pushes_of_overlapping_runs_from_two_processes(
     first, second = _objects(sim_runs.sealed), _objects(sim_runs.collected)
     shared = first & second
     assert shared and first != second
-    heads_seen = threading.Event()
-    heads = [0]
+    # One proxy per process, so the barrier knows who asked what. It counts the distinct objects
+    # whose HEAD the store has answered for each process (a retried HEAD, e.g. on a dropped
+    # keep-alive connection, adds nothing), and every PUT waits until both have their answers for
+    # all of theirs: both then know the shared objects missing and send them, so the race on each
+    # shared name really happens.
+    asked: list[set[str]] = [set(), set()]
+    everyone_asked = threading.Event()
     lock = threading.Lock()
 
+    def answered_for(who: int) -> Callable[[str, str, int], None]:
+        def answered(method: str, path: str, _status: int) -> None:
+            if method == "HEAD" and "/objects/" in path:
+                with lock:
+                    asked[who].add(path.rsplit("/", 1)[1])
+                    if asked[0] >= first and asked[1] >= second:
+                        everyone_asked.set()
+
+        return answered
+
     def barrier(request: Request) -> str:
-        # Every PUT waits until both processes have asked about every object: both then find the
-        # shared objects missing and send them, so the race on each shared name really happens.
-        if request.method == "HEAD":
-            with lock:
-                heads[0] += 1
-                if heads[0] >= len(first) + len(second):
-                    heads_seen.set()
-        elif request.method == "PUT":
-            heads_seen.wait(60)
+        if request.method == "PUT" and "/objects/" in request.path:
+            everyone_asked.wait(300)
         return FORWARD
 
-    proxy = Proxy(s3.port, rule=barrier).start()
+    proxies = [Proxy(s3.port, rule=barrier, on_answered=answered_for(who)).start() for who in (0, 1)]
     try:
-        env = store.with_(AWS_ENDPOINT_URL_S3=proxy.endpoint)
         procs = [
-            _start(["store", "push", str(run), "--quiet"], env)
-            for run in (sim_runs.sealed, sim_runs.collected)
+            _start(["store", "push", str(run), "--quiet"], store.with_(AWS_ENDPOINT_URL_S3=proxy.endpoint))
+            for run, proxy in zip((sim_runs.sealed, sim_runs.collected), proxies, strict=True)
         ]
-        outs = [p.communicate(timeout=120) for p in procs]
+        outs = [p.communicate(timeout=600) for p in procs]
     finally:
-        proxy.stop()
+        for proxy in proxies:
+            proxy.stop()
+    assert everyone_asked.is_set(), f"the processes asked about {asked}, not every object of theirs"
     for proc, (out, err) in zip(procs, outs, strict=True):
         assert proc.returncode == 0, out + err
-    object_puts = [a for a in proxy.answered if a[0] == "PUT" and "/objects/" in a[1]]
-    assert len(object_puts) == len(first) + len(second)  # both sent every object
-    lost = [a for a in object_puts if a[2] == 412]  # the conditional PUT let one writer win each name
-    assert len(lost) == len(shared)
+    won: list[set[str]] = [set(), set()]
+    for who, (proxy, wanted) in enumerate(zip(proxies, (first, second), strict=True)):
+        puts = [
+            (a[1].rsplit("/", 1)[1], a[2]) for a in proxy.answered if a[0] == "PUT" and "/objects/" in a[1]
+        ]
+        assert {sha for sha, _ in puts} == wanted  # each process sent every object of its run
+        won[who] = {sha for sha, status in puts if status in (200, 201)}
+    # The conditional PUT let exactly one writer win each shared name.
+    assert won[0] | won[1] == first | second and not won[0] & won[1]
     assert sum(_uploaded(out) for out, _ in outs) == len(first | second)
     stored = _stored(s3, store)
     assert stored["objects"] == sorted(first | second) and len(stored["runs"]) == 2
