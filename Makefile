@@ -15,7 +15,7 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 # The suite on every core (pytest-xdist: one worker per CPU, each its own session and temp dirs).
-# A single file or test runs serially: `$(BIN)/python -m pytest tests/test_parser.py`.
+# A single file or test runs serially: `$(BIN)/python -m pytest tests/scoring/test_parser.py`.
 test: install
 	$(BIN)/python -m pytest -n auto
 
@@ -27,6 +27,7 @@ test-shuffled: install
 lint: install
 	$(BIN)/ruff check oracleproto tests benchmarks
 	$(BIN)/mypy --strict oracleproto
+	$(BIN)/lint-imports --no-cache
 
 bench: install
 	$(BIN)/python -m benchmarks

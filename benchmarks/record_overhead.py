@@ -34,8 +34,8 @@ from pathlib import Path
 
 import httpx
 
-from oracleproto.clock import SystemClock
 from oracleproto.context import CallContext, call_context
+from oracleproto.primitives.clock import SystemClock
 from oracleproto.transport.recorder import RecordReplay
 
 N_REQUESTS = 400

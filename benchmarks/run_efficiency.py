@@ -32,9 +32,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from oracleproto.clock import SystemClock
+from oracleproto.primitives.clock import SystemClock
 from oracleproto.runner.execute import RunOptions, execute_run
-from oracleproto.settings import Settings
+from oracleproto.settings.model import Settings
 from oracleproto.sim.harness import ServedSimulator, SimRunSpec, simulated_settings
 from oracleproto.store import ModelStore
 from oracleproto.transport import cassette_stats

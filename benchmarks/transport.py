@@ -16,10 +16,11 @@ from pathlib import Path
 import httpx
 import yaml
 
-from oracleproto.clock import SystemClock
 from oracleproto.context import CallContext, call_context
+from oracleproto.primitives.clock import SystemClock
+from oracleproto.primitives.fileio import atomic_write
 from oracleproto.transport.entry import Entry
-from oracleproto.transport.fileio import atomic_write, dump_entries
+from oracleproto.transport.fileio import dump_entries
 from oracleproto.transport.keys import canonical_request, entry_key
 from oracleproto.transport.recorder import RecordReplay
 from oracleproto.transport.safe_yaml import load_untrusted

@@ -71,7 +71,7 @@ class Survivor:
 
 
 def module_of(name: str) -> str:
-    """``oracleproto.redact.x_scrub__mutmut_3`` → ``oracleproto.redact``."""
+    """``oracleproto.primitives.redact.x_scrub__mutmut_3`` → ``oracleproto.primitives.redact``."""
     return re.split(r"\.x[_ǁ]", name, maxsplit=1)[0]
 
 

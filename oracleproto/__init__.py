@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from oracleproto.dataset.admission import Admission, admissible
     from oracleproto.dataset.loader import load_questions, load_templates
     from oracleproto.dataset.models import PromptTemplates, Question
-    from oracleproto.parser import Belief, clip_probability, parse_answer, parse_belief
     from oracleproto.prompts import RuntimeProtocols, prompt_templates_hash, render_prompt
     from oracleproto.providers import (
         FilteredSearch,
@@ -44,7 +43,8 @@ if TYPE_CHECKING:
         classify_error,
         parse_verdict,
     )
-    from oracleproto.settings import Settings, load_settings
+    from oracleproto.scoring.parser import Belief, clip_probability, parse_answer, parse_belief
+    from oracleproto.settings.model import Settings, load_settings
     from oracleproto.sim import FaultConfig, SimConfig, Simulator
     from oracleproto.store import Manifest, ModelStore, RunDir, RunMeta, logical_dump
     from oracleproto.transport import RecordReplay, rebuild_index
@@ -63,10 +63,10 @@ _EXPORTS = {
     "load_templates": "oracleproto.dataset.loader",
     "PromptTemplates": "oracleproto.dataset.models",
     "Question": "oracleproto.dataset.models",
-    "Belief": "oracleproto.parser",
-    "clip_probability": "oracleproto.parser",
-    "parse_answer": "oracleproto.parser",
-    "parse_belief": "oracleproto.parser",
+    "Belief": "oracleproto.scoring.parser",
+    "clip_probability": "oracleproto.scoring.parser",
+    "parse_answer": "oracleproto.scoring.parser",
+    "parse_belief": "oracleproto.scoring.parser",
     "RuntimeProtocols": "oracleproto.prompts",
     "prompt_templates_hash": "oracleproto.prompts",
     "render_prompt": "oracleproto.prompts",
@@ -77,8 +77,8 @@ _EXPORTS = {
     "TavilySearch": "oracleproto.providers",
     "classify_error": "oracleproto.providers",
     "parse_verdict": "oracleproto.providers",
-    "Settings": "oracleproto.settings",
-    "load_settings": "oracleproto.settings",
+    "Settings": "oracleproto.settings.model",
+    "load_settings": "oracleproto.settings.model",
     "FaultConfig": "oracleproto.sim",
     "SimConfig": "oracleproto.sim",
     "Simulator": "oracleproto.sim",

@@ -24,6 +24,8 @@ import tarfile
 import tempfile
 from pathlib import Path, PurePosixPath
 
+from oracleproto.primitives.fileio import SHARED_MODE, atomic_write
+
 ARCHIVE_NAME = "demo-run.tar.xz"
 #: Where the archive sits inside the installed package.
 ARCHIVE_PACKAGE_PATH = PurePosixPath("data") / ARCHIVE_NAME
@@ -49,10 +51,7 @@ def write_archive(run_dir: Path, target: Path) -> Path:
             else:
                 data = path.read_bytes()
                 tar.addfile(_info(name, size=len(data)), io.BytesIO(data))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_bytes(lzma.compress(buffer.getvalue(), preset=_XZ_PRESET))
-    os.replace(tmp, target)
+    atomic_write(target, lzma.compress(buffer.getvalue(), preset=_XZ_PRESET), mode=SHARED_MODE)
     return target
 
 

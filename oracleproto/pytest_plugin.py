@@ -23,8 +23,8 @@ from typing import Any
 import httpx
 import pytest
 
-from oracleproto.clock import SystemClock
-from oracleproto.oslock import lock_exclusive, unlock
+from oracleproto.primitives.clock import SystemClock
+from oracleproto.primitives.oslock import lock_exclusive, unlock
 from oracleproto.transport import RecordReplay
 from oracleproto.transport.layout import LOCK_FILE
 from oracleproto.transport.recorder import MODES, Mode

@@ -30,7 +30,7 @@ from oracleproto.analysis import analyze_run, write_analysis
 from oracleproto.dataset.demo import demo_db_path
 from oracleproto.dataset.hashes import metadata_hash, source_db_hash
 from oracleproto.dataset.loader import load_questions, load_templates, read_features_json, read_raw_rows
-from oracleproto.hashing import sha256_16
+from oracleproto.primitives.hashing import sha256_16
 from oracleproto.prompts import prompt_templates_hash
 from oracleproto.prompts.protocols import REFLECTION_PROTOCOL_TEXT
 from oracleproto.store import format_timestamp, model_file_map, parse_timestamp, virtual_slug

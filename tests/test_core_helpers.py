@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 
-from oracleproto.clock import FakeClock
 from oracleproto.context import (
     CallContext,
     call_context,
@@ -14,7 +13,8 @@ from oracleproto.context import (
 )
 from oracleproto.dataset.models import letter, letter_index
 from oracleproto.errors import DatasetError, DatasetProblem, ErrorKind
-from oracleproto.hashing import canonical_json, redact_secret, sha256_16, sha256_hex
+from oracleproto.primitives.clock import FakeClock
+from oracleproto.primitives.hashing import canonical_json, redact_secret, sha256_16, sha256_hex
 
 
 def test_canonical_json_is_sorted_compact_and_keeps_unicode() -> None:

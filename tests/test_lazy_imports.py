@@ -33,7 +33,7 @@ LAZY_PACKAGES = (
     "oracleproto",
     "oracleproto.agent",
     "oracleproto.analysis",
-    "oracleproto.audit",
+    "oracleproto.refresh",
     "oracleproto.prompts",
     "oracleproto.providers",
     "oracleproto.sim",

@@ -15,10 +15,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from oracleproto.clock import SystemClock
 from oracleproto.context import CallContext, call_context
+from oracleproto.primitives.clock import SystemClock
 from oracleproto.providers import OpenAIChatClient
-from oracleproto.settings import LLMSettings
+from oracleproto.settings.model import LLMSettings
 from oracleproto.sim.harness import SIM_LLM_KEY
 from oracleproto.sim.server import SimConfig, Simulator
 from oracleproto.transport import CassetteStore

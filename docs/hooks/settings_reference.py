@@ -19,7 +19,7 @@ def _cell(text: str) -> str:
 
 
 def _default(value: Any) -> str:
-    from oracleproto.init_templates import toml_value
+    from oracleproto.settings.init_templates import toml_value
 
     shown = toml_value(value)
     return "unset" if shown is None else f"`{_cell(shown)}`"
@@ -29,8 +29,8 @@ def settings_markdown() -> str:
     """Every section and field of the settings model as Markdown tables."""
     import inspect
 
-    from oracleproto.init_templates import _attribute_docs, env_name
-    from oracleproto.run_config import REFUSED, SECTION_CLASSES
+    from oracleproto.settings.init_templates import _attribute_docs, env_name
+    from oracleproto.settings.run_config import REFUSED, SECTION_CLASSES
 
     out: list[str] = []
     for section, cls in SECTION_CLASSES.items():

@@ -18,16 +18,16 @@ from oracleproto.agent.result import SampleResult
 from oracleproto.agent.status import Counters, StatusTexts
 from oracleproto.agent.tools import ToolRound, ToolState, check_refusable, check_tool_schemas
 from oracleproto.agent.trajectory import Trajectory
-from oracleproto.clock import Clock
 from oracleproto.context import CallContext, call_context
 from oracleproto.dataset.models import Question
 from oracleproto.errors import CallFailedError, ConfigError, RunStoppedError
-from oracleproto.parser import parse_answer
+from oracleproto.primitives.clock import Clock
 from oracleproto.profile import HarnessProfile, builtin_profile
 from oracleproto.providers.billing import BilledCallFailedError
 from oracleproto.providers.echo import tool_call_id_for
 from oracleproto.providers.types import ChatModel, ChatResponse, SearchTool, ToolSchema
-from oracleproto.settings import AnswerParser, ReactSettings
+from oracleproto.scoring.parser import parse_answer
+from oracleproto.settings.model import AnswerParser, ReactSettings
 
 
 @dataclass(frozen=True)

@@ -16,10 +16,10 @@ from typing import Any
 
 from oracleproto.agent.result import SampleResult
 from oracleproto.dataset.models import Question, letter_index
-from oracleproto.parser import parse_belief
 from oracleproto.profile.model import AssistantEcho
 from oracleproto.providers.echo import echo_message
 from oracleproto.providers.types import ChatResponse, Message, Usage
+from oracleproto.scoring.parser import parse_belief
 
 _PROVIDER_ORDER = AssistantEcho("provider_order")
 

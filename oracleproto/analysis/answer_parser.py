@@ -3,7 +3,7 @@
 The analysis never re-parses: it scores the letter sets the run stored. The mode is read from
 each model's ``run_meta.config_snapshot`` so every output can say which parser produced them;
 a snapshot written before the setting existed reads as the mode that produced it
-(``oracleproto.parser_mode``).
+(``oracleproto.scoring.parser_mode``).
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import Any
 
 from oracleproto.analysis.reader import ModelRun, RunData
 from oracleproto.errors import AnalysisError
-from oracleproto.parser_mode import recorded_answer_parser
-from oracleproto.settings import AnswerParser
+from oracleproto.scoring.parser_mode import recorded_answer_parser
+from oracleproto.settings.model import AnswerParser
 
 #: The run-level value when its models were parsed with different modes.
 MIXED = "mixed"

@@ -23,7 +23,7 @@ from typing import Any
 
 from oracleproto.analysis.cassette_scan import Call, scan
 from oracleproto.analysis.reader import EXCLUSION_ERRORS, ModelRun, RunData
-from oracleproto.sqlite_readonly import connect_readonly
+from oracleproto.primitives.sqlite_readonly import connect_readonly
 
 CHANNELS = ("llm", "search", "detector")
 SAMPLE_ENTRIES_TABLE = "oracleproto_sample_entries"

@@ -15,13 +15,13 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from oracleproto import safe_text
 from oracleproto.analysis.billing import ChannelBilling, json_cell
 from oracleproto.analysis.names import recorded_display_names, shown_names
 from oracleproto.analysis.reader import ModelRun, RunData, read_run
 from oracleproto.analysis.trials import BUCKETS, TrialState
 from oracleproto.errors import AnalysisError
-from oracleproto.sqlite_readonly import connect_readonly
+from oracleproto.primitives import safe_text
+from oracleproto.primitives.sqlite_readonly import connect_readonly
 
 EXPORT_FORMATS = ("jsonl", "csv")
 #: Column order of both formats (JSON objects keep it too).

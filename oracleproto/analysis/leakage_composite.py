@@ -42,7 +42,7 @@ from oracleproto.analysis.leakage import (
 from oracleproto.analysis.reader import RunData
 from oracleproto.analysis.report import AnalysisResult
 from oracleproto.analysis.trials import TrialTable
-from oracleproto.store.manifest import atomic_write_text
+from oracleproto.primitives.fileio import atomic_write_text
 
 METRIC = "composite_accuracy"
 

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from oracleproto.analysis.reader import VIRTUAL_SLUG, ModelRun, RunData
-from oracleproto.display_names import cell_display_name, display_name_problems
 from oracleproto.errors import AnalysisError
-from oracleproto.oserrors import describe_os_error
+from oracleproto.primitives.oserrors import describe_os_error
+from oracleproto.settings.display_names import cell_display_name, display_name_problems
 
 NAMES_FORMAT = 'a JSON object of real model slug -> display name, e.g. {"vendor/model-x": "Model X"}'
 

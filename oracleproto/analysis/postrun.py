@@ -8,7 +8,7 @@ from oracleproto.analysis.heap import release_heap
 from oracleproto.analysis.prices import PriceTable
 from oracleproto.analysis.report import AnalysisResult, analyze_run
 from oracleproto.analysis.writer import PlotDrawer, draw_here, write_analysis
-from oracleproto.settings import AnalysisSettings
+from oracleproto.settings.model import AnalysisSettings
 
 
 def analyze_with_settings(

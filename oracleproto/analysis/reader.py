@@ -20,9 +20,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from oracleproto.analysis.billing import ModelBilling, json_cell, model_billing
 from oracleproto.analysis.trials import BINARY, MC_MULTI, MC_SINGLE, YES_NO, TrialState, TrialTable
 from oracleproto.errors import AnalysisError
-from oracleproto.paths import confined
-from oracleproto.sqlite_readonly import connect_readonly
-from oracleproto.sqlite_text import damaged_cell_message, is_decode_error, text_of, undecodable_cells
+from oracleproto.primitives.paths import confined
+from oracleproto.primitives.sqlite_readonly import connect_readonly
+from oracleproto.primitives.sqlite_text import (
+    damaged_cell_message,
+    is_decode_error,
+    text_of,
+    undecodable_cells,
+)
 
 SKIPPED_TRAINING_CUTOFF = "skipped_training_cutoff"
 #: δ = 0's exclusion (χ ≥ τ): excluded from every metric exactly like a training-cutoff skip.

@@ -11,7 +11,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from oracleproto import killpoints
 from oracleproto.analysis.model_summary import FILE_NAME as MODEL_SUMMARY_CSV
 from oracleproto.analysis.model_summary import render_model_summary
 from oracleproto.analysis.pair_tables import NAME as PAIRS_TABLE
@@ -21,6 +20,7 @@ from oracleproto.analysis.revisions import summary_revision
 from oracleproto.analysis.setup_tables import SETUP_TABLES, render_setup
 from oracleproto.analysis.tables import DEFAULT_STYLE, RENDERERS, TABLES, TableStyle
 from oracleproto.errors import AnalysisError
+from oracleproto.primitives import killpoints
 from oracleproto.store.rundir import AUDIT_SUBDIR, ON_DEMAND_SUBDIRS
 
 FORMATS = ("md", "csv", "json", "latex", "all")

@@ -12,7 +12,7 @@ import click
 from oracleproto.cli.lazy_group import LazyGroup
 from oracleproto.cli.runref import RUN_FORMS, RunRef, run_argument, runs_root_option
 from oracleproto.errors import TransportError
-from oracleproto.oserrors import cannot_write
+from oracleproto.primitives.oserrors import cannot_write
 from oracleproto.store import RunDir
 from oracleproto.store.manifest import MANIFEST_NAME
 from oracleproto.store.naming import RUN_ID_RE

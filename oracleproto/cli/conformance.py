@@ -12,8 +12,7 @@ from pathlib import Path
 import click
 
 from oracleproto.cli.exits import EXIT_FAILED
-from oracleproto.cli.experiment import env_file_option, experiment_options, load_experiment
-from oracleproto.cli.run import resolve_dataset
+from oracleproto.cli.experiment import env_file_option, experiment_options, load_experiment, resolve_dataset
 from oracleproto.conformance.session import conformance_settings, run_conformance
 from oracleproto.runner.execute import RunSummary
 

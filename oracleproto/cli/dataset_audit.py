@@ -14,8 +14,8 @@ from oracleproto.dataset.construction_audit import audit_report, render_markdown
 from oracleproto.dataset.demo import demo_db_path
 from oracleproto.dataset.loader import load_questions
 from oracleproto.errors import ConfigError, OracleprotoError
-from oracleproto.oserrors import cannot_write
-from oracleproto.store.manifest import atomic_write_text
+from oracleproto.primitives.fileio import atomic_write_text
+from oracleproto.primitives.oserrors import cannot_write
 
 
 def parse_cutoffs(text: str | None) -> dict[str, str]:

@@ -13,9 +13,10 @@ from typing import Any, TypeVar
 
 import click
 
-from oracleproto.run_config import ConfigFile, config_values, find_config
-from oracleproto.settings import Settings, load_settings
-from oracleproto.settings_values import split_list
+from oracleproto.dataset.demo import demo_db_path
+from oracleproto.settings.model import Settings, load_settings
+from oracleproto.settings.run_config import ConfigFile, config_values, find_config
+from oracleproto.settings.values import split_list
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -124,3 +125,12 @@ def load_experiment(
     settings = with_profile(settings, profile)
     settings.validate_static()
     return Experiment(settings, config)
+
+
+def resolve_dataset(value: str | None, settings: Settings) -> Path:
+    """``demo`` or empty → the bundled demo DB; otherwise the given path."""
+    if value in (None, "", "demo"):
+        if value is None and settings.run.source_db is not None:
+            return settings.run.source_db
+        return demo_db_path()
+    return Path(value)

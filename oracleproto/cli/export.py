@@ -10,8 +10,8 @@ from oracleproto.analysis.export import EXPORT_FORMATS, render_export, sample_ro
 from oracleproto.analysis.names import load_display_names
 from oracleproto.cli.runref import RUN_OR_BUNDLE_EPILOG, RunRef, run_argument, runs_root_option
 from oracleproto.errors import AnalysisError
-from oracleproto.oserrors import cannot_write
-from oracleproto.store.manifest import atomic_write_text
+from oracleproto.primitives.fileio import atomic_write_text
+from oracleproto.primitives.oserrors import cannot_write
 
 
 @click.command("export", epilog=RUN_OR_BUNDLE_EPILOG)

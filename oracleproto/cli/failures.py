@@ -25,8 +25,8 @@ from oracleproto.cli.exits import (
     stopped_exit_status,
 )
 from oracleproto.errors import OracleprotoError, RunStoppedError
-from oracleproto.oserrors import describe_os_error
-from oracleproto.redact import redact_urls_in_text
+from oracleproto.primitives.oserrors import describe_os_error
+from oracleproto.primitives.redact import redact_urls_in_text
 from oracleproto.runner.runlog import append_internal_error, last_run_log
 
 #: Set to 1 to also print the traceback of an internal error on the terminal.

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from oracleproto.init_templates import write_templates
+from oracleproto.settings.init_templates import write_templates
 
 
 @click.command("init")

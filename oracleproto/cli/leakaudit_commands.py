@@ -14,7 +14,7 @@ from oracleproto.leakaudit.labels import annotators
 from oracleproto.leakaudit.report import FORMATS, rate_lines, table6_md, write_outputs
 from oracleproto.leakaudit.sample import SampleOptions, sample_audit
 from oracleproto.leakaudit.score import score_audit
-from oracleproto.store.manifest import atomic_write_text
+from oracleproto.primitives.fileio import atomic_write_text
 
 _AUDIT_DIR = click.Path(exists=True, file_okay=False, path_type=Path)
 

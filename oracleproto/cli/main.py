@@ -68,7 +68,7 @@ COMMANDS: dict[str, LazyCommand] = {
         (
             "diff",
             _entry(
-                "audit",
+                "refresh",
                 "diff_cmd",
                 "Classify every entry of OLD vs NEW (run dirs or cassette dirs, optionally PATH@GEN).",
             ),

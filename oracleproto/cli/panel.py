@@ -61,11 +61,12 @@ def build_command(*, spec: Path, out: Path, store_url: str | None, quiet: bool) 
 def verify_command(*, panel: Path, dataset: Path | None) -> None:
     """Verify PANEL: each member as a run, the merge byte for byte, the analysis regenerated."""
     from oracleproto.panel.spec import PanelError
-    from oracleproto.panel.verify import is_panel, verify_panel
+    from oracleproto.panel.verify import is_panel
+    from oracleproto.verify.run import verify_run
 
     if not is_panel(panel):
         raise PanelError(f"{panel}: not a panel (no panel.json); `oracleproto verify` checks a run")
-    report = verify_panel(panel, dataset=dataset, progress=_stage)
+    report = verify_run(panel, dataset=dataset, progress=_stage)  # a panel: its members, then the merge
     for check in report.checks:
         line = f"  {check.status:<4} {check.what}"
         if check.detail and not check.ok:
@@ -106,7 +107,7 @@ def replay_and_show(panel: Path, *, dataset: Path | None, out: Path | None) -> N
     import asyncio
 
     from oracleproto.panel.replay import replay_panel
-    from oracleproto.settings import load_settings
+    from oracleproto.settings.model import load_settings
 
     out_root = out or Path(tempfile.mkdtemp(prefix="oracleproto-panel-replay-"))
     try:

@@ -13,7 +13,7 @@ from oracleproto.cli.experiment import env_file_option, experiment_options, load
 from oracleproto.errors import ConfigError
 from oracleproto.runner.spend_calibration import Calibration, load_calibration
 from oracleproto.runner.spend_plan import Bound, SpendPlan, build_spend_plan
-from oracleproto.settings import Settings
+from oracleproto.settings.model import Settings
 
 
 def _n(value: float) -> str:
@@ -233,7 +233,7 @@ def plan_command(
 
     With --check-models, one request per endpoint asks for its model list.
     """
-    from oracleproto.cli.run import resolve_dataset
+    from oracleproto.cli.experiment import resolve_dataset
 
     experiment = load_experiment(env_file, config_path, models_option, limit, profile_path, samples=samples)
     show_plan(
@@ -253,8 +253,8 @@ def show_model_check(settings: Settings) -> None:
     ``--json`` stays one object); a slug no list holds exits 2."""
     import asyncio
 
+    from oracleproto.primitives.redact import redact_urls_in_text
     from oracleproto.providers.model_check import check_models
-    from oracleproto.redact import redact_urls_in_text
 
     check = asyncio.run(check_models(settings))
     if not check.endpoints:

@@ -12,6 +12,7 @@ from oracleproto.cli.exits import EXIT_FAILED
 from oracleproto.cli.runref import runs_root_option
 from oracleproto.cli.verify import resolve_run_ref
 from oracleproto.errors import StoreError
+from oracleproto.primitives.fileio import atomic_write_text
 from oracleproto.profile import (
     BUILTIN_WORD,
     HarnessProfile,
@@ -23,7 +24,6 @@ from oracleproto.profile import (
 from oracleproto.profile.diff import diff_profiles
 from oracleproto.runner.run_texts import PROFILE_KEY, recorded_run_texts
 from oracleproto.store import Manifest, RunDir
-from oracleproto.store.manifest import atomic_write_text
 from oracleproto.store.peek import peek_config_snapshot
 
 _SOURCE_HELP = (

@@ -9,13 +9,13 @@ from typing import Any
 
 import click
 
-from oracleproto import safe_text
 from oracleproto.cli.experiment import profile_option
 from oracleproto.dataset.demo import demo_db_path
 from oracleproto.dataset.loader import load_questions, load_templates
 from oracleproto.dataset.models import PromptTemplates, Question
 from oracleproto.errors import ConfigError, OracleprotoError
-from oracleproto.hashing import sha256_hex
+from oracleproto.primitives import safe_text
+from oracleproto.primitives.hashing import sha256_hex
 from oracleproto.profile import (
     PROFILE_SETTING,
     HarnessProfile,
@@ -31,8 +31,8 @@ from oracleproto.prompts import (
     render_prompt,
 )
 from oracleproto.runner.run_texts import outcome_lines, profile_layout
-from oracleproto.settings import ReactSettings
-from oracleproto.settings_values import check_env_file
+from oracleproto.settings.model import ReactSettings
+from oracleproto.settings.values import check_env_file
 
 #: The argument value that selects the bundled demo dataset.
 DEMO = "demo"

@@ -15,9 +15,9 @@ from oracleproto.cli.run import print_tables, traffic_text, write_run_analysis
 from oracleproto.cli.runref import RUN_EPILOG, RunRef, run_argument, runs_root_option
 from oracleproto.cli.stop import EXIT_STATUS, StoppedBySignalError, run_stoppable
 from oracleproto.cli.store_option import from_store_option
-from oracleproto.clock import SystemClock
+from oracleproto.primitives.clock import SystemClock
 from oracleproto.runner.replay import ReplayReport, replay_run
-from oracleproto.settings import load_settings
+from oracleproto.settings.model import load_settings
 from oracleproto.store import RunDir
 from oracleproto.store.rundir import PANEL_NAME
 from oracleproto.transport.stats import cassette_stats, savings_text

@@ -20,7 +20,7 @@ from oracleproto.cli.report_points_f1 import report_points_f1_command
 from oracleproto.cli.report_target import SCRATCH_NOTE, report_target, scratch_copy
 from oracleproto.cli.runref import RUN_EPILOG, RunRef, run_argument, runs_root_option
 from oracleproto.errors import AnalysisError
-from oracleproto.oserrors import cannot_write
+from oracleproto.primitives.oserrors import cannot_write
 from oracleproto.store import RunDir
 from oracleproto.store.naming import RUN_ID_RE
 

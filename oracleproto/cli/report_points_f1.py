@@ -17,7 +17,7 @@ from click.core import ParameterSource
 from oracleproto.analysis.cost import PriceTable
 from oracleproto.analysis.leakage import AuditBound, audit_note
 from oracleproto.errors import AnalysisError
-from oracleproto.oserrors import cannot_write
+from oracleproto.primitives.oserrors import cannot_write
 
 #: ``report`` options that shape the paper's tables only: named when given with points-f1.
 PAPER_ONLY_OPTIONS = ("fmt", "decimals", "ci", "bold")

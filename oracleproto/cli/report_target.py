@@ -32,7 +32,7 @@ from click.core import ParameterSource
 from oracleproto.analysis.cost import PriceTable
 from oracleproto.analysis.reader import RunData
 from oracleproto.errors import AnalysisError, OracleprotoError
-from oracleproto.settings import AnalysisSettings
+from oracleproto.settings.model import AnalysisSettings
 
 #: Options that shape the files of a report (the parameter name → its option).
 _SHAPING = {

@@ -14,27 +14,32 @@ import click
 
 from oracleproto.analysis.postrun import write_run_analysis as analysis_pass
 from oracleproto.analysis.writer import PlotDrawer, draw_here
-from oracleproto.audit import RefreshOptions, parse_selector
-from oracleproto.cli.audit import refresh_target, run_refresh, select_option
 from oracleproto.cli.exits import EXIT_SAMPLE_ERRORS, stopped_exit_status
-from oracleproto.cli.experiment import env_file_option, experiment_options, load_experiment, samples_option
+from oracleproto.cli.experiment import (
+    env_file_option,
+    experiment_options,
+    load_experiment,
+    resolve_dataset,
+    samples_option,
+)
 from oracleproto.cli.plan import calibrate_option, plan_prices, prices_option, show_plan
+from oracleproto.cli.refresh import refresh_target, run_refresh, select_option
 from oracleproto.cli.run_label import label_options, run_label, write_run_label
 from oracleproto.cli.run_output import print_tables, report_errored, report_summary, traffic_text
 from oracleproto.cli.shard import plan_shard, shard_ledger, shard_options
 from oracleproto.cli.stop import StoppedBySignalError, report_stopped, run_stoppable
-from oracleproto.clock import SystemClock
-from oracleproto.dataset.demo import demo_db_path
 from oracleproto.errors import ConfigError, RunStoppedError, StoreError
-from oracleproto.oserrors import describe_os_error
+from oracleproto.primitives.clock import SystemClock
+from oracleproto.primitives.oserrors import describe_os_error
+from oracleproto.primitives.redact import redact_urls_in_text
 from oracleproto.providers.model_check import check_models
-from oracleproto.redact import redact_urls_in_text
+from oracleproto.refresh import RefreshOptions, parse_selector
 from oracleproto.runner.allow_errors import NO_ERRORS, AllowedErrors
 from oracleproto.runner.execute import RunOptions, RunSummary, execute_run
 from oracleproto.runner.spend_cap import SpendCap
 from oracleproto.runner.spend_plan import CREDITS
 from oracleproto.runner.stopping import resume_arguments
-from oracleproto.settings import CacheMode, Settings
+from oracleproto.settings.model import CacheMode, Settings
 from oracleproto.store import RunDir, new_run_id
 from oracleproto.store.label import RunLabel
 from oracleproto.store.naming import RandomBits, validate_run_id
@@ -44,7 +49,6 @@ __all__ = [
     "check_run_id",
     "execute_and_report",
     "print_tables",
-    "resolve_dataset",
     "run_command",
     "spend_cap",
     "traffic_text",
@@ -157,15 +161,6 @@ def allow_errors_option(function: Callable[..., Any]) -> Callable[..., Any]:
         "a fraction of the run's admitted samples (0.05, 5%). Default 0: any errored sample makes the "
         f"recording exit {EXIT_SAMPLE_ERRORS} (it is complete on disk; --run-id redoes those samples).",
     )(function)
-
-
-def resolve_dataset(value: str | None, settings: Settings) -> Path:
-    """``demo`` or empty → the bundled demo DB; otherwise the given path."""
-    if value in (None, "", "demo"):
-        if value is None and settings.run.source_db is not None:
-            return settings.run.source_db
-        return demo_db_path()
-    return Path(value)
 
 
 def check_run_id(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:

@@ -73,7 +73,7 @@ def label_suffix(path: Path) -> str:
 
 def default_runs_root() -> Path:
     """``$RUNS_ROOT`` (the environment; ``run`` also reads ``.env`` and the config file), else ``runs``."""
-    from oracleproto.settings import load_settings
+    from oracleproto.settings.model import load_settings
 
     return load_settings(None).run.runs_root
 

@@ -25,8 +25,8 @@ from oracleproto.runner.identity import resolve_identity
 from oracleproto.runner.run_texts import load_run_texts, with_protocol_switches
 from oracleproto.runner.sharding import ShardSpec, assign, chosen_subset
 from oracleproto.runner.spend_plan import CREDITS
-from oracleproto.settings import CacheMode, Settings
-from oracleproto.settings_values import split_list
+from oracleproto.settings.model import CacheMode, Settings
+from oracleproto.settings.values import split_list
 from oracleproto.store.manifest import ExperimentInfo
 
 F = TypeVar("F", bound=Callable[..., Any])

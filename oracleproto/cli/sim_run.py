@@ -9,24 +9,23 @@ from typing import cast
 
 import click
 
-from oracleproto.audit import RefreshOptions, parse_selector
-from oracleproto.cli.audit import refresh_target, run_refresh, select_option
-from oracleproto.cli.experiment import profile_option, with_profile
+from oracleproto.cli.experiment import profile_option, resolve_dataset, with_profile
+from oracleproto.cli.refresh import refresh_target, run_refresh, select_option
 from oracleproto.cli.run import (
     allow_errors_option,
     check_run_id,
     execute_and_report,
-    resolve_dataset,
     spend_cap,
     write_run_analysis,
 )
 from oracleproto.cli.run_label import label_options, run_label
 from oracleproto.cli.sim_models import models_options, sim_models
-from oracleproto.clock import SystemClock
+from oracleproto.primitives.clock import SystemClock
 from oracleproto.profile import load_profile
+from oracleproto.refresh import RefreshOptions, parse_selector
 from oracleproto.runner.allow_errors import AllowedErrors
 from oracleproto.runner.execute import RunOptions
-from oracleproto.settings import Settings
+from oracleproto.settings.model import Settings
 from oracleproto.sim.faults import FaultConfig, OddUsage
 from oracleproto.sim.harness import (
     SIM_DETECTOR_KEY,

@@ -22,7 +22,7 @@ from oracleproto.verify.attest import write_attestation
 from oracleproto.verify.bundle import export_bundle, import_bundle
 from oracleproto.verify.demo import fetch_demo, record_demo
 from oracleproto.verify.findings import VerifyReport
-from oracleproto.verify.run import verify_path
+from oracleproto.verify.target import verify_path
 
 
 def _stage(name: str) -> None:

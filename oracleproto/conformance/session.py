@@ -15,14 +15,14 @@ from pathlib import Path
 
 from pydantic import SecretStr
 
-from oracleproto.clock import SystemClock
 from oracleproto.conformance.build import build_responder
 from oracleproto.conformance.report import ConformanceReport, responder_report
+from oracleproto.primitives.clock import SystemClock
 from oracleproto.prompts import render_prompt
 from oracleproto.runner.execute import RunOptions, RunSummary, execute_run
 from oracleproto.runner.identity import resolve_identity
 from oracleproto.runner.run_texts import load_run_texts, outcome_lines, with_protocol_switches
-from oracleproto.settings import Settings
+from oracleproto.settings.model import Settings
 
 #: Base URLs of a conformance run: requests never leave the process (the responder answers them).
 LLM_BASE_URL = "http://conformance.invalid/v1"

@@ -33,8 +33,8 @@ from oracleproto.dataset.models import Question
 from oracleproto.dataset.rows import read_rows
 from oracleproto.dataset.validation import validate_rows, validate_templates
 from oracleproto.errors import DatasetError, DatasetProblem
-from oracleproto.hashing import sha256_hex
-from oracleproto.oserrors import cannot_write
+from oracleproto.primitives.hashing import sha256_hex
+from oracleproto.primitives.oserrors import cannot_write
 
 SCHEMA_VERSION = "v1.0"
 _IDENTIFIER_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

@@ -6,7 +6,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from oracleproto.hashing import canonical_json, sha256_hex
+from oracleproto.primitives.hashing import canonical_json, sha256_hex
 
 _CHUNK = 1 << 20
 

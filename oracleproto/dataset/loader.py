@@ -26,7 +26,7 @@ from oracleproto.dataset.validation import (
     validate_templates,
 )
 from oracleproto.errors import DatasetError, DatasetProblem
-from oracleproto.sqlite_readonly import connect_readonly
+from oracleproto.primitives.sqlite_readonly import connect_readonly
 
 METADATA_TABLE = "dataset_metadata"
 

@@ -14,7 +14,7 @@ import html
 from importlib import resources
 from typing import Any
 
-from oracleproto.loopback_http import page_policy
+from oracleproto.primitives.loopback_http import page_policy
 from oracleproto.view.document import document_json
 from oracleproto.view.inert import visible_text, with_inert
 from oracleproto.view.page import CSP_MARK, DATA_MARK, TITLE_MARK

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from oracleproto.analysis.writer import remove_leftovers, swap_directory
 from oracleproto.errors import AnalysisError
-from oracleproto.oserrors import cannot_write
+from oracleproto.primitives.oserrors import cannot_write
 
 #: The file that marks a folder as a leaderboard's (``--out`` may replace only such a folder).
 MARKER = ".oracleproto-leaderboard"

@@ -7,7 +7,7 @@ import io
 from typing import Any
 
 from oracleproto.analysis.trials import BUCKETS
-from oracleproto.safe_text import storable
+from oracleproto.primitives.safe_text import storable
 
 #: ``model`` is the display name, ``slug`` the model configuration (``real/slug::rR::cC``).
 COLUMNS = (

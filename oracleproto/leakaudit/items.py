@@ -16,9 +16,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from oracleproto import safe_text
 from oracleproto.errors import OracleprotoError
-from oracleproto.store.manifest import atomic_write_text
+from oracleproto.primitives import safe_text
+from oracleproto.primitives.fileio import atomic_write_text
 
 ITEMS_FILE = "audit.jsonl"
 META_FILE = "audit.json"

@@ -43,7 +43,7 @@ from oracleproto.leakaudit.labels import (
     read_labels,
     utc_timestamp,
 )
-from oracleproto.loopback_http import (
+from oracleproto.primitives.loopback_http import (
     COMMON_HEADERS,
     HOST,
     IDLE_TIMEOUT_S,

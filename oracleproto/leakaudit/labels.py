@@ -22,9 +22,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from oracleproto import safe_text
 from oracleproto.errors import OracleprotoError
-from oracleproto.oslock import lock_exclusive, unlock
+from oracleproto.primitives import safe_text
+from oracleproto.primitives.fileio import fsync_dir
+from oracleproto.primitives.oslock import lock_exclusive, unlock
 
 #: The three answers an annotator can give (``unsure`` is excluded from the confusion matrix).
 LabelValue = Literal["leak", "no-leak", "unsure"]
@@ -131,16 +132,7 @@ def _locked_append(path: Path) -> Iterator[int]:
     finally:
         os.close(fd)
     if created:
-        _fsync_dir(path.parent)
-
-
-def _fsync_dir(folder: Path) -> None:
-    # The new file's directory entry must survive a crash too, or the fsynced data is unreachable.
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+        fsync_dir(path.parent)  # the new file's entry, or the fsynced data is unreachable after a crash
 
 
 def _cut_torn_tail(fd: int, path: Path) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from oracleproto.leakaudit.score import AuditScore
-from oracleproto.store.manifest import atomic_write_text
+from oracleproto.primitives.fileio import atomic_write_text
 
 FORMATS = ("md", "csv", "json", "latex")
 _FILES = {"md": "table6.md", "csv": "table6.csv", "latex": "table6.tex", "json": "audit_summary.json"}

@@ -15,7 +15,7 @@ from oracleproto.ledger.config import LedgerConfig, ledger_config, rates_by_key
 from oracleproto.ledger.errors import LedgerUnavailableError
 from oracleproto.ledger.gate import LedgerGate, Rate, credential_of, key_id
 from oracleproto.ledger.pricing import CallPricing
-from oracleproto.settings import Settings
+from oracleproto.settings.model import Settings
 
 __all__ = [
     "NANO",

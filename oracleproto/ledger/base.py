@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from oracleproto.clock import Clock
+from oracleproto.primitives.clock import Clock
 
 #: nano-USD per USD.
 NANO = 1_000_000_000

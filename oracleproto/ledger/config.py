@@ -21,7 +21,7 @@ from pydantic import SecretStr
 
 from oracleproto.errors import ConfigError
 from oracleproto.ledger.gate import Rate, key_id
-from oracleproto.settings import Settings
+from oracleproto.settings.model import Settings
 
 URL = "LEDGER_URL"
 RATES = "LEDGER_RATES"

@@ -23,7 +23,7 @@ from typing import Any
 
 from oracleproto.analysis.prices import PriceTable, TokenPrice
 from oracleproto.ledger.base import NANO
-from oracleproto.usage_cost import cached_prompt_tokens, provider_cost_usd, token_count
+from oracleproto.primitives.usage_cost import cached_prompt_tokens, provider_cost_usd, token_count
 
 
 def nano(usd: float) -> int:

@@ -24,7 +24,7 @@ from redis.retry import Retry
 
 from oracleproto.ledger.base import Budget, Grant
 from oracleproto.ledger.errors import LedgerUnavailableError
-from oracleproto.redact import redact_url
+from oracleproto.primitives.redact import redact_url
 
 T = TypeVar("T")
 PREFIX = "oracleproto:v1"

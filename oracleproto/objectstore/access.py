@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
 from oracleproto.objectstore.errors import ObjectStoreError
-from oracleproto.redact import redact_url
+from oracleproto.primitives.redact import redact_url
 
 KEY_ID = "AWS_ACCESS_KEY_ID"
 SECRET = "AWS_SECRET_ACCESS_KEY"

@@ -23,12 +23,13 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from oracleproto import killpoints
 from oracleproto.objectstore.cache import ObjectCache
 from oracleproto.objectstore.errors import DamagedObjectError, ObjectStoreError
 from oracleproto.objectstore.index import ATTESTATION, RunIndex
-from oracleproto.oslock import lock_exclusive
-from oracleproto.paths import confined
+from oracleproto.primitives import killpoints
+from oracleproto.primitives.fileio import fsync_dir
+from oracleproto.primitives.oslock import lock_exclusive
+from oracleproto.primitives.paths import confined
 from oracleproto.store import RunDir
 from oracleproto.verify.attest import load_attestation
 from oracleproto.verify.cassettes import check_cassettes
@@ -174,8 +175,4 @@ def place(tmp: Path, dest: Path) -> None:
         if emptied:
             dest.mkdir()
         raise ObjectStoreError(f"cannot move the pulled run into {dest} ({exc.strerror or exc})") from None
-    fd = os.open(dest.parent, os.O_RDONLY)
-    try:
-        os.fsync(fd)  # the rename itself survives a power cut
-    finally:
-        os.close(fd)
+    fsync_dir(dest.parent)  # the rename itself survives a power cut

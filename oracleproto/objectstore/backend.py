@@ -27,7 +27,7 @@ from oracleproto.objectstore.errors import (
 )
 from oracleproto.objectstore.location import StoreLocation, local_folder
 from oracleproto.objectstore.tuning import Tuning, tuning_from
-from oracleproto.redact import scrub_text
+from oracleproto.primitives.redact import scrub_text
 
 if TYPE_CHECKING:
     from obstore.store import ClientConfig, LocalStore, RetryConfig, S3Config, S3Store

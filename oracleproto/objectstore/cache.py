@@ -23,6 +23,7 @@ from pathlib import Path
 from oracleproto.objectstore.backend import Backend
 from oracleproto.objectstore.errors import DamagedObjectError
 from oracleproto.objectstore.naming import object_key
+from oracleproto.primitives.fileio import fsync_dir
 
 CACHE_ENV = "CASSETTE_STORE_CACHE"
 _CHUNK = 1 << 20
@@ -120,6 +121,7 @@ class ObjectCache:
             target = self.path(sha)
             target.parent.mkdir(parents=True, exist_ok=True)
             os.replace(tmp, target)
+            fsync_dir(target.parent)
         finally:
             tmp.unlink(missing_ok=True)
         return got

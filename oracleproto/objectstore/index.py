@@ -31,9 +31,9 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from oracleproto.errors import OracleprotoError
-from oracleproto.hashing import sha256_hex
 from oracleproto.objectstore.errors import DamagedObjectError, ObjectStoreError
-from oracleproto.paths import check_relative
+from oracleproto.primitives.hashing import sha256_hex
+from oracleproto.primitives.paths import check_relative
 from oracleproto.store.naming import validate_run_id
 
 FORMAT = "oracleproto-run-index/1"

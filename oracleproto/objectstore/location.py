@@ -2,7 +2,7 @@
 
 Parsed here, with a message for every malformed form, before any client is built. Credentials never
 belong in the URL (they come from the environment, ``access.py``): a URL with userinfo or a query
-is refused, and shown only through :func:`oracleproto.redact.redact_url`.
+is refused, and shown only through :func:`oracleproto.primitives.redact.redact_url`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path, PurePosixPath
 from urllib.parse import unquote
 
 from oracleproto.objectstore.errors import ObjectStoreError
-from oracleproto.redact import redact_url
+from oracleproto.primitives.redact import redact_url
 
 #: The variable that names the store when no ``--store`` / ``--from-store`` is given.
 STORE_ENV = "CASSETTE_STORE"

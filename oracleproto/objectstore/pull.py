@@ -17,7 +17,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from oracleproto import killpoints
 from oracleproto.objectstore.assemble import check_seal, lay_out, place, staging
 from oracleproto.objectstore.backend import Backend
 from oracleproto.objectstore.cache import ObjectCache, hash_file
@@ -25,6 +24,7 @@ from oracleproto.objectstore.errors import ObjectStoreError
 from oracleproto.objectstore.index import RunIndex
 from oracleproto.objectstore.resolve import ResolvedIndex, resolve_index
 from oracleproto.objectstore.transfer import run_all
+from oracleproto.primitives import killpoints
 
 Progress = Callable[[str], None]
 

@@ -13,14 +13,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from oracleproto import killpoints
-from oracleproto.hashing import sha256_hex
 from oracleproto.objectstore.backend import Backend
 from oracleproto.objectstore.errors import DamagedObjectError, ObjectStoreError
 from oracleproto.objectstore.index import index_bytes
 from oracleproto.objectstore.naming import index_key, object_key
 from oracleproto.objectstore.sealed import seal_for_push
 from oracleproto.objectstore.transfer import ByteBudget, run_all
+from oracleproto.primitives import killpoints
+from oracleproto.primitives.hashing import sha256_hex
 
 Progress = Callable[[str], None]
 

@@ -11,11 +11,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from oracleproto.hashing import sha256_hex
 from oracleproto.objectstore.backend import Backend
 from oracleproto.objectstore.errors import ObjectStoreError
 from oracleproto.objectstore.index import MAX_INDEX_BYTES, RunIndex, parse_index
 from oracleproto.objectstore.naming import RUNS, index_key, parse_index_key
+from oracleproto.primitives.hashing import sha256_hex
 from oracleproto.store.naming import RUN_ID_RE
 
 _DIGEST_PREFIX = re.compile(r"[0-9a-f]{8,64}")

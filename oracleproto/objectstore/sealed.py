@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from oracleproto.dataset.demo import demo_db_path
-from oracleproto.hashing import sha256_hex
 from oracleproto.objectstore.errors import ObjectStoreError
 from oracleproto.objectstore.index import ATTESTATION, FORMAT, MAX_OBJECT_BYTES, DatasetRef, FileRef, RunIndex
+from oracleproto.primitives.hashing import sha256_hex
 from oracleproto.store import RunDir
 from oracleproto.verify.attest import load_attestation, published_files
 from oracleproto.verify.chain import find_dataset

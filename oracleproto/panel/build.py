@@ -30,9 +30,10 @@ from oracleproto.panel.members import (
     refuse_mixed,
 )
 from oracleproto.panel.spec import PanelError, PanelSpec, load_spec
-from oracleproto.settings import AnalysisSettings
+from oracleproto.primitives.fileio import atomic_write_text
+from oracleproto.settings.model import AnalysisSettings
 from oracleproto.store import Manifest
-from oracleproto.store.manifest import MANIFEST_NAME, Grid, atomic_write_text
+from oracleproto.store.manifest import MANIFEST_NAME, Grid
 from oracleproto.store.naming import parse_timestamp
 from oracleproto.store.peek import peek_config_snapshot
 from oracleproto.store.rundir import ANALYSIS_DIR, DB_DIR, PANEL_NAME

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from oracleproto.analysis.reader import read_run
 from oracleproto.errors import OracleprotoError
-from oracleproto.hashing import sha256_hex
 from oracleproto.panel.spec import MemberSpec, PanelError
+from oracleproto.primitives.hashing import sha256_hex
 from oracleproto.runner.experiment_id import PARTS, ExperimentId
 from oracleproto.store import Manifest, RunDir
 from oracleproto.store.rundir import PANEL_NAME
@@ -207,6 +207,6 @@ def member_leaf(member: Member) -> dict[str, object]:
 
 def leaf_digest(leaf: dict[str, object]) -> str:
     """The Merkle leaf of one member."""
-    from oracleproto.hashing import canonical_json
+    from oracleproto.primitives.hashing import canonical_json
 
     return sha256_hex(canonical_json(leaf))

@@ -8,11 +8,11 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
-from oracleproto.clock import SystemClock
 from oracleproto.panel.members import file_sha256
 from oracleproto.panel.verify import load_panel, open_recorded_members
+from oracleproto.primitives.clock import SystemClock
 from oracleproto.runner.replay import ReplayReport, replay_run
-from oracleproto.settings import Settings
+from oracleproto.settings.model import Settings
 from oracleproto.store import RunDir, logical_digest
 from oracleproto.store.rundir import DB_DIR
 

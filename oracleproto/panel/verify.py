@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from oracleproto.errors import OracleprotoError
-from oracleproto.hashing import canonical_json
 from oracleproto.panel.build import FORMAT, merged_manifest, panel_document
 from oracleproto.panel.members import Member, file_sha256, leaf_digest, open_member
 from oracleproto.panel.spec import MemberSpec, PanelError
+from oracleproto.primitives.hashing import canonical_json
 from oracleproto.store.manifest import MANIFEST_NAME
 from oracleproto.store.rundir import DB_DIR, PANEL_NAME
 from oracleproto.transport.integrity import merkle_root
@@ -119,13 +119,21 @@ def _merge_checks(panel_dir: Path, document: dict[str, Any], members: list[Membe
     return checks
 
 
+#: How one member is verified as a run: ``verify.run.verify_run`` (passed in, so that this module
+#: does not import the run verifier that dispatches panels to it).
+MemberVerifier = Callable[[Path, Path | None], VerifyReport]
+
+
 def verify_panel(
-    panel_dir: Path, *, dataset: Path | None = None, progress: Progress = _quiet
+    panel_dir: Path,
+    *,
+    verify_member: MemberVerifier,
+    dataset: Path | None = None,
+    progress: Progress = _quiet,
 ) -> VerifyReport:
     """Every check on a panel; never raises for a damaged panel (the report says what)."""
     from oracleproto.panel.build import analysis_settings
     from oracleproto.verify.regen import check_analysis
-    from oracleproto.verify.run import verify_run
 
     report = VerifyReport(panel_dir)
     progress("panel files against the attestation")
@@ -149,7 +157,7 @@ def verify_panel(
         return report
     for member in members:
         progress(f"member {member.run_id}")
-        sub = verify_run(member.run.root, dataset=dataset)
+        sub = verify_member(member.run.root, dataset)
         bad = sub.failures
         label = f"member {member.run_id} verify"
         if bad:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from oracleproto.hashing import sha256_16
+from oracleproto.primitives.hashing import sha256_16
 from oracleproto.profile.model import (
     BlockSpec,
     HarnessProfile,

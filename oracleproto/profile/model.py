@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from oracleproto.safe_text import escape_surrogates
+from oracleproto.primitives.safe_text import escape_surrogates
 
 InjectionPolicy = Literal["earlier", "oracleproto"]
 RequestSharing = Literal["none", "identical_search_and_detector"]
@@ -21,6 +21,7 @@ EchoMode = Literal["declared_order", "provider_order"]
 AbsentField = Literal["omit", "null"]
 MissingWhen = Literal["absent_or_null", "absent_null_or_empty"]
 ToolNameFormat = Literal["as_sent", "python_repr"]
+
 
 @dataclass(frozen=True)
 class JsonStyle:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from oracleproto.errors import ConfigError
-from oracleproto.hashing import canonical_json, sha256_16
+from oracleproto.primitives.hashing import canonical_json, sha256_16
 from oracleproto.prompts.placeholders import line_of, placeholders_in, spelled, unknown_placeholders
 from oracleproto.prompts.protocol_texts import (
     BLOCK_NAMES,

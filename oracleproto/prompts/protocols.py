@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from oracleproto.errors import ConfigError
-from oracleproto.hashing import sha256_16
+from oracleproto.primitives.hashing import sha256_16
 from oracleproto.prompts.layout import BUILTIN_LAYOUT, ProtocolBlock, ProtocolLayout
 from oracleproto.prompts.placeholders import fill_placeholders, placeholders_in
 from oracleproto.prompts.protocol_texts import (
@@ -19,7 +19,7 @@ from oracleproto.prompts.protocol_texts import (
     BUDGET_FOOTER_TEXT,
     REFLECTION_PROTOCOL_TEXT,
 )
-from oracleproto.settings import ReactSettings
+from oracleproto.settings.model import ReactSettings
 
 __all__ = [
     "BELIEF_PROTOCOL_TEXT",

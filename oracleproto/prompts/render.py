@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from oracleproto.dataset.models import TEMPLATE_KEYS, PromptTemplates, Question, letter
 from oracleproto.errors import DatasetError, DatasetProblem
-from oracleproto.hashing import sha256_hex
+from oracleproto.primitives.hashing import sha256_hex
 from oracleproto.profile.placeholders import fill
 from oracleproto.prompts.protocol_texts import DEFAULT_SEPARATOR
 from oracleproto.prompts.protocols import RuntimeProtocols
@@ -25,6 +25,7 @@ class OutcomeLines:
         """The filled line of one option."""
         text = self.standard if "A" <= letter <= "Z" else self.other
         return fill(text, {"letter": letter, "label": label})
+
 
 #: Default separator before each runtime protocol block (a protocols file may set another).
 PROTOCOL_SEPARATOR = DEFAULT_SEPARATOR

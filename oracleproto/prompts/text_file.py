@@ -11,7 +11,7 @@ import stat
 from pathlib import Path
 
 from oracleproto.errors import ConfigError
-from oracleproto.oserrors import describe_os_error
+from oracleproto.primitives.oserrors import describe_os_error
 
 #: Upper bound on a text file read through a setting: prompts are kilobytes; this is a typo guard.
 MAX_TEXT_FILE_BYTES = 1024 * 1024

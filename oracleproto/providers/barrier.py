@@ -11,7 +11,7 @@ from typing import Any
 
 from oracleproto.errors import BrowsingBarrierError
 from oracleproto.providers.tools import WEB_SEARCH_TOOL_NAME
-from oracleproto.settings import ONLINE_SUFFIX
+from oracleproto.settings.model import ONLINE_SUFFIX
 
 
 def _tool_name(tool: Any) -> Any:

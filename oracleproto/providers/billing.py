@@ -1,6 +1,6 @@
 """A main-LLM call that failed although the provider billed it (its final reply reported usage).
 
-The cost fields of ``usage`` are read by :mod:`oracleproto.usage_cost` (re-exported here).
+The cost fields of ``usage`` are read by :mod:`oracleproto.primitives.usage_cost` (re-exported here).
 """
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from __future__ import annotations
 from datetime import datetime
 
 from oracleproto.errors import CallFailedError, ErrorKind
+from oracleproto.primitives.usage_cost import USD_TICKS_PER_USD, cached_prompt_tokens, provider_cost_usd
 from oracleproto.providers.types import Usage
-from oracleproto.usage_cost import USD_TICKS_PER_USD, cached_prompt_tokens, provider_cost_usd
 
 __all__ = ["USD_TICKS_PER_USD", "BilledCallFailedError", "cached_prompt_tokens", "provider_cost_usd"]
 

@@ -17,11 +17,16 @@ from datetime import datetime
 from typing import Any
 
 from oracleproto.errors import ErrorKind
-from oracleproto.hashing import canonical_json, sha256_16
+from oracleproto.primitives.hashing import canonical_json, sha256_16
+from oracleproto.primitives.usage_cost import (
+    UsageOutOfRangeError,
+    cached_prompt_tokens,
+    provider_cost_usd,
+    token_count,
+)
 from oracleproto.providers.classify import classify_error_object
 from oracleproto.providers.content_blocks import split_content
 from oracleproto.providers.types import ChatResponse, Message, ToolCall, Usage
-from oracleproto.usage_cost import UsageOutOfRangeError, cached_prompt_tokens, provider_cost_usd, token_count
 
 
 class MalformedBodyError(ValueError):

@@ -20,9 +20,10 @@ from typing import Any
 
 import httpx
 
-from oracleproto.clock import Clock
 from oracleproto.context import logical_call
 from oracleproto.errors import AuthError, ConfigError, ErrorKind, QuotaError
+from oracleproto.primitives.clock import Clock
+from oracleproto.primitives.redact import redact_url
 from oracleproto.profile.builtin import builtin_profile
 from oracleproto.profile.model import HarnessProfile
 from oracleproto.providers.backoff import backoff_cursor
@@ -49,8 +50,7 @@ from oracleproto.providers.model_not_found import model_not_found
 from oracleproto.providers.monitor import CallFailure, CallMonitor, NullMonitor, check_wait
 from oracleproto.providers.timing import backoff_delay, call_timing
 from oracleproto.providers.types import SearchResult, Usage
-from oracleproto.redact import redact_url
-from oracleproto.settings import DetectorSettings, LLMSettings
+from oracleproto.settings.model import DetectorSettings, LLMSettings
 from oracleproto.transport.extensions import served_from_cassette
 
 #: Kinds of an error object inside a 200 body that are retried like their HTTP counterparts.

@@ -16,14 +16,14 @@ from datetime import date
 from pathlib import Path
 
 from oracleproto.errors import ConfigError
-from oracleproto.hashing import sha256_16
+from oracleproto.primitives.hashing import sha256_16
 from oracleproto.profile.builtin import DETECTOR_TEMPLATE, builtin_profile
 from oracleproto.profile.model import HarnessProfile, MissingText
 from oracleproto.profile.placeholders import fill, format_spelling
 from oracleproto.prompts.placeholders import line_of, spelled, unknown_placeholders
 from oracleproto.prompts.text_file import read_text_file
 from oracleproto.providers.types import SearchResult
-from oracleproto.settings import DetectorSettings
+from oracleproto.settings.model import DetectorSettings
 
 #: The only fields of a result the detector may see (paper App. B.5), plus the cutoff.
 WHITELISTED_FIELDS = ("title", "url", "published_date", "content", "raw_content", "cutoff_date")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from oracleproto.redact import url_credentials
+from oracleproto.primitives.redact import url_credentials
 
 
 def endpoint_url(base_url: str, path: str) -> str:

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 from pydantic import SecretStr
 
-from oracleproto.clock import Clock
 from oracleproto.errors import AuthError, ConfigError, QuotaError
-from oracleproto.hashing import redact_secret
+from oracleproto.primitives.clock import Clock
+from oracleproto.primitives.hashing import redact_secret
 
 
 @dataclass

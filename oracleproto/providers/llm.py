@@ -13,10 +13,11 @@ from datetime import datetime
 
 import httpx
 
-from oracleproto.clock import Clock
 from oracleproto.context import logical_call
 from oracleproto.errors import AuthError, CallFailedError, ConfigError, ErrorKind, QuotaError
-from oracleproto.hashing import redact_secret
+from oracleproto.primitives.clock import Clock
+from oracleproto.primitives.hashing import redact_secret
+from oracleproto.primitives.redact import redact_url, scrub_text
 from oracleproto.profile.builtin import builtin_profile
 from oracleproto.profile.model import HarnessProfile
 from oracleproto.providers.backoff import backoff_cursor
@@ -41,8 +42,7 @@ from oracleproto.providers.model_not_found import ModelNotFoundError, model_not_
 from oracleproto.providers.monitor import CallFailure, CallMonitor, NullMonitor, check_wait
 from oracleproto.providers.timing import backoff_delay, call_timing, rate_limit_wait
 from oracleproto.providers.types import ChatResponse, Message, ToolSchema
-from oracleproto.redact import redact_url, scrub_text
-from oracleproto.settings import LLMSettings
+from oracleproto.settings.model import LLMSettings
 from oracleproto.transport.extensions import served_from_cassette
 
 # The body rules live in ``llm_body``; their names stay importable from here.

@@ -14,12 +14,12 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from oracleproto.context import current_call_context
-from oracleproto.hashing import canonical_json, sha256_hex
+from oracleproto.primitives.hashing import canonical_json, sha256_hex
 from oracleproto.profile.builtin import builtin_profile
 from oracleproto.profile.model import HarnessProfile
 from oracleproto.providers.body_order import ordered, unlisted, unlisted_error
 from oracleproto.providers.types import Message, ToolSchema
-from oracleproto.settings import LLMSettings
+from oracleproto.settings.model import LLMSettings
 
 #: Where the LLM body order lives in a profile (named in errors).
 KEY_ORDER_NAME = "llm_request.key_order"

@@ -24,10 +24,10 @@ from typing import Any
 import httpx
 
 from oracleproto.errors import ConfigError
+from oracleproto.primitives.redact import redact_url
 from oracleproto.providers.endpoint import endpoint_url, message_secrets
 from oracleproto.providers.llm import scrub_secret
-from oracleproto.redact import redact_url
-from oracleproto.settings import Settings
+from oracleproto.settings.model import Settings
 from oracleproto.transport.live_body import read_live_async
 
 #: Statuses that mean "this endpoint offers no model list": nothing to check against.

@@ -18,9 +18,10 @@ from typing import Any
 
 import httpx
 
-from oracleproto.clock import Clock
 from oracleproto.context import logical_call
 from oracleproto.errors import AuthError, ErrorKind, QuotaError
+from oracleproto.primitives.clock import Clock
+from oracleproto.primitives.redact import scrub_text
 from oracleproto.profile.builtin import builtin_profile
 from oracleproto.profile.model import HarnessProfile
 from oracleproto.providers.backoff import backoff_cursor
@@ -32,8 +33,7 @@ from oracleproto.providers.search_request import DEFAULT_CLIENT_SOURCE, search_b
 from oracleproto.providers.search_results import parse_results
 from oracleproto.providers.timing import backoff_delay, call_timing, rate_limit_wait
 from oracleproto.providers.types import SearchOutcome
-from oracleproto.redact import scrub_text
-from oracleproto.settings import SearchSettings
+from oracleproto.settings.model import SearchSettings
 from oracleproto.transport.extensions import served_from_cassette
 
 # ``parse_results`` lives in ``search_results``; it stays importable from here.

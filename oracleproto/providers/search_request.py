@@ -14,7 +14,7 @@ from typing import Any
 
 from oracleproto.profile.model import SearchRequest
 from oracleproto.providers.body_order import ordered
-from oracleproto.settings import SearchSettings
+from oracleproto.settings.model import SearchSettings
 
 #: The header tavily-python sent to name itself; Tavily reads it for attribution only.
 CLIENT_SOURCE_HEADER = "X-Client-Source"

@@ -10,7 +10,7 @@ from email.utils import parsedate_to_datetime
 
 import httpx
 
-from oracleproto.clock import Clock
+from oracleproto.primitives.clock import Clock
 from oracleproto.transport.extensions import recorded_timing
 
 

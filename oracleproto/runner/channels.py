@@ -12,14 +12,14 @@ from dataclasses import dataclass, field
 import httpx
 from pydantic import SecretStr
 
-from oracleproto.clock import Clock
+from oracleproto.primitives.clock import Clock
 from oracleproto.profile import HarnessProfile, builtin_profile
 from oracleproto.providers import FilteredSearch, LeakDetector, OpenAIChatClient, TavilyKeyPool, TavilySearch
 from oracleproto.providers.cookies import use_set_cookie_only_jar
 from oracleproto.providers.detector_template import DetectorTemplate
 from oracleproto.providers.monitor import CallMonitor
 from oracleproto.providers.types import ChatModel, SearchTool
-from oracleproto.settings import Settings
+from oracleproto.settings.model import Settings
 from oracleproto.transport import RecordReplay
 
 #: Stand-in credential for replay: the transport never sends it and scrubs every credential

@@ -12,10 +12,10 @@ import sqlite3
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from oracleproto import killpoints
 from oracleproto.agent.result import SampleResult
-from oracleproto.clock import Clock
 from oracleproto.errors import DiskFullError, OracleprotoError, RunStoppedError, StoreError
+from oracleproto.primitives import killpoints
+from oracleproto.primitives.clock import Clock
 from oracleproto.profile import builtin_profile, profile_fingerprint
 from oracleproto.runner.channels import open_channels
 from oracleproto.runner.done_entries import entries_used_by_done, exact_entries_used_by_done
@@ -43,7 +43,7 @@ from oracleproto.runner.stopping import (
     signal_reason,
 )
 from oracleproto.runner.stops import resumable_stop, stop_reason
-from oracleproto.settings import CacheMode, Settings
+from oracleproto.settings.model import CacheMode, Settings
 from oracleproto.store import (
     CassettesInfo,
     Manifest,

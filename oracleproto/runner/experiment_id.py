@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from oracleproto.errors import ConfigError
-from oracleproto.hashing import canonical_json, sha256_hex
+from oracleproto.primitives.hashing import canonical_json, sha256_hex
 from oracleproto.prompts.layout import layout_data_fingerprint
 from oracleproto.runner.identity import RunIdentity
 from oracleproto.runner.resume_guard import compared_value
 from oracleproto.runner.run_texts import DETECTOR_HASH_KEY, PROFILE_KEY, PROTOCOLS_KEY
 from oracleproto.runner.setting_roles import compared_settings
-from oracleproto.settings import Settings
+from oracleproto.settings.model import Settings
 
 #: The id's version prefix: a later change of what the parts hash starts ``exp2-``.
 ID_PREFIX = "exp1"

@@ -20,7 +20,7 @@ from oracleproto.prompts import RuntimeProtocols, prompt_templates_hash
 from oracleproto.providers.detector_template import DetectorTemplate
 from oracleproto.runner.run_texts import RunTexts, load_run_texts, recorded_run_texts
 from oracleproto.runner.selection import limit_questions
-from oracleproto.settings import Settings
+from oracleproto.settings.model import Settings
 
 #: Settings that locate files or select the mode; they do not change what is asked of a model,
 #: so they stay out of the config snapshot (a replay elsewhere must produce the same snapshot).

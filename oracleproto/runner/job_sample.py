@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from oracleproto.agent import run_sample
 from oracleproto.agent.result import SampleResult
-from oracleproto.clock import Clock
 from oracleproto.context import CallContext
 from oracleproto.dataset.models import Question
+from oracleproto.primitives.clock import Clock
 from oracleproto.profile import HarnessProfile
 from oracleproto.providers.backoff import sample_backoff
 from oracleproto.runner.channels import Channels
 from oracleproto.runner.jobs import Job
-from oracleproto.settings import Settings
+from oracleproto.settings.model import Settings
 
 
 async def run_job_sample(

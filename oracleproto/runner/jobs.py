@@ -10,7 +10,7 @@ from oracleproto.prompts import render_prompt
 from oracleproto.runner.identity import RunIdentity
 from oracleproto.runner.plan import CellPlan, RunPlan
 from oracleproto.runner.run_texts import outcome_lines
-from oracleproto.settings import Settings
+from oracleproto.settings.model import Settings
 from oracleproto.store import ModelStore, RunDir, RunMeta
 
 #: One pending slot: (cell, question id, sample index, rendered user prompt).

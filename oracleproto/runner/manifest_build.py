@@ -7,7 +7,7 @@ from datetime import datetime
 from oracleproto._version import HARNESS_REVISION, __version__
 from oracleproto.runner.identity import RunIdentity
 from oracleproto.runner.plan import RunPlan
-from oracleproto.settings import Settings
+from oracleproto.settings.model import Settings
 from oracleproto.store import CassettesInfo, Filters, Grid, Hashes, Manifest, format_timestamp, model_file_map
 from oracleproto.store.manifest import HarnessProfileInfo
 

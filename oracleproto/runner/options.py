@@ -14,7 +14,7 @@ from oracleproto.ledger.gate import LedgerGate
 from oracleproto.runner.failure_tally import FailureTally
 from oracleproto.runner.replay_shards import ReplayShard
 from oracleproto.runner.spend_cap import SpendCap
-from oracleproto.settings import CacheMode, Settings
+from oracleproto.settings.model import CacheMode, Settings
 from oracleproto.store import RefreshInfo, RunDir
 from oracleproto.store.manifest import ExperimentInfo
 from oracleproto.transport import RefreshPredicate

@@ -13,7 +13,7 @@ from datetime import date
 from oracleproto.dataset.admission import Admission, admissible
 from oracleproto.dataset.models import Question
 from oracleproto.errors import ConfigError
-from oracleproto.settings import Settings
+from oracleproto.settings.model import Settings
 from oracleproto.store.naming import virtual_slug
 
 

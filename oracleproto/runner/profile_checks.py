@@ -9,7 +9,7 @@ from __future__ import annotations
 from oracleproto.errors import ConfigError
 from oracleproto.profile import HarnessProfile
 from oracleproto.providers.llm_body import check_llm_key_order
-from oracleproto.settings import Settings
+from oracleproto.settings.model import Settings
 
 
 def check_profile_settings(profile: HarnessProfile, settings: Settings) -> None:

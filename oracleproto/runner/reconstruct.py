@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from oracleproto.errors import StoreError
-from oracleproto.parser_mode import BEFORE_THE_SETTING
-from oracleproto.settings import (
+from oracleproto.scoring.parser_mode import BEFORE_THE_SETTING
+from oracleproto.settings.model import (
     AnalysisSettings,
     DetectorSettings,
     LLMSettings,

@@ -9,18 +9,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from oracleproto.analysis.writer import PlotDrawer, draw_here
-from oracleproto.clock import Clock
 from oracleproto.dataset.demo import demo_db_path
 from oracleproto.dataset.hashes import source_db_hash
 from oracleproto.errors import OracleprotoError, StoreError
-from oracleproto.paths import first_missing_ancestor
+from oracleproto.primitives.clock import Clock
+from oracleproto.primitives.paths import first_missing_ancestor
 from oracleproto.runner.execute import Recorded, RunOptions, RunSummary, execute_run
 from oracleproto.runner.reconstruct import settings_from_snapshot
 from oracleproto.runner.replay_plots import WorkerPlots
 from oracleproto.runner.replay_shards import ReplayShard, start_workers, usable_cpus
 from oracleproto.runner.resume_guard import check_harness_revision
 from oracleproto.runner.stopping import resume_arguments
-from oracleproto.settings import Settings
+from oracleproto.settings.model import Settings
 from oracleproto.store import ModelStore, RunDir, logical_digest, logical_dump, parse_timestamp
 from oracleproto.store.naming import RandomBits
 from oracleproto.store.rundir import AUDIT_SUBDIR, ON_DEMAND_SUBDIRS

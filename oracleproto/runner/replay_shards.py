@@ -37,18 +37,18 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from oracleproto import killpoints
 from oracleproto.agent.result import SampleResult
 from oracleproto.analysis.heap import release_heap
-from oracleproto.clock import Clock
 from oracleproto.dataset.models import Question
 from oracleproto.errors import OracleprotoError
+from oracleproto.primitives import killpoints
+from oracleproto.primitives.clock import Clock
+from oracleproto.primitives.spawning import main_not_rerun
 from oracleproto.profile import HarnessProfile
 from oracleproto.providers.detector_template import DetectorTemplate
 from oracleproto.runner.identity import RunIdentity
 from oracleproto.runner.jobs import Job
-from oracleproto.settings import Settings
-from oracleproto.spawning import main_not_rerun
+from oracleproto.settings.model import Settings
 from oracleproto.store import RunDir
 from oracleproto.transport.traffic import SessionTraffic
 

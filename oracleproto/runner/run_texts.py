@@ -33,7 +33,7 @@ from oracleproto.prompts import (
 from oracleproto.prompts.render import OutcomeLines
 from oracleproto.providers.detector_template import DetectorTemplate
 from oracleproto.runner.setting_roles import env_name
-from oracleproto.settings import ReactSettings, Settings
+from oracleproto.settings.model import ReactSettings, Settings
 
 #: config_snapshot key of a ``PROTOCOLS_FILE`` layout (blocks, separator, suffix, hash).
 PROTOCOLS_KEY = "runtime_protocols"

@@ -7,12 +7,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from oracleproto import safe_text
-from oracleproto.redact import redact_urls_in_text
+from oracleproto.primitives import safe_text
+from oracleproto.primitives.redact import redact_urls_in_text
 
 if TYPE_CHECKING:
     # A type only: clock.py imports asyncio, and every command imports this module (cli/failures.py).
-    from oracleproto.clock import Clock
+    from oracleproto.primitives.clock import Clock
 
 
 class RunLog:

@@ -16,8 +16,8 @@ from typing import Any, Literal
 
 from pydantic import AliasChoices
 
-from oracleproto.parser_mode import recorded_answer_parser
-from oracleproto.settings import (
+from oracleproto.scoring.parser_mode import recorded_answer_parser
+from oracleproto.settings.model import (
     AnalysisSettings,
     DetectorSettings,
     LLMSettings,

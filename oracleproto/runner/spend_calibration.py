@@ -18,7 +18,7 @@ from typing import Any
 from oracleproto.analysis.billing import json_cell
 from oracleproto.analysis.reader import EXCLUSION_ERRORS, ModelRun, read_run
 from oracleproto.errors import AnalysisError
-from oracleproto.sqlite_readonly import connect_readonly
+from oracleproto.primitives.sqlite_readonly import connect_readonly
 
 
 @dataclass

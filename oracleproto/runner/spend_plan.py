@@ -24,7 +24,7 @@ from oracleproto.runner.plan import CellPlan, RunPlan, plan_for_settings
 from oracleproto.runner.profile_checks import check_profile_settings
 from oracleproto.runner.run_texts import load_run_texts, outcome_lines, with_protocol_switches
 from oracleproto.runner.spend_calibration import Calibration, Measured
-from oracleproto.settings import Settings
+from oracleproto.settings.model import Settings
 
 #: Characters per token for text we have not sent yet (English prose and JSON; no tokenizer).
 CHARS_PER_TOKEN = 4.0

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 
 from oracleproto.conformance.capture import CaptureWriter
-from oracleproto.redact import redact_url, scrub_fragments
+from oracleproto.primitives.redact import redact_url, scrub_fragments
 from oracleproto.sim.loopback import LoopbackRequest, Observer
 
 _KEY_HEADERS = ("authorization", "proxy-authorization", "x-api-key", "api-key")

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from oracleproto.settings import (
+from oracleproto.settings.model import (
     AnalysisSettings,
     DetectorSettings,
     LLMSettings,

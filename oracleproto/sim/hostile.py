@@ -30,7 +30,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from oracleproto.hashing import sha256_hex
+from oracleproto.primitives.hashing import sha256_hex
 from oracleproto.sim.personas import DETECTOR_SLUG
 
 #: Stands for invalid UTF-8 in a hostile string: written to the wire as :data:`INVALID_BYTES`.

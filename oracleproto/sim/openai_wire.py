@@ -13,7 +13,7 @@ import string
 from dataclasses import dataclass
 from typing import Any
 
-from oracleproto.hashing import canonical_json
+from oracleproto.primitives.hashing import canonical_json
 from oracleproto.sim import rng
 
 #: Prefix caching: prompts below this size are never cached; hits come in blocks of this size.

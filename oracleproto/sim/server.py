@@ -17,7 +17,7 @@ from types import TracebackType
 from typing import Any
 
 from oracleproto.conformance.capture import CaptureWriter
-from oracleproto.hashing import redact_secret, sha256_hex
+from oracleproto.primitives.hashing import redact_secret, sha256_hex
 from oracleproto.sim import chat_api, models_api, openai_wire, rng, search_api
 from oracleproto.sim.capture import capture_observer
 from oracleproto.sim.faults import (

@@ -7,17 +7,10 @@ from typing import TYPE_CHECKING, Any
 from oracleproto._lazy import export_dir, load_export
 
 if TYPE_CHECKING:
+    from oracleproto.primitives.fileio import atomic_write_text
     from oracleproto.store.codec import decode_sample, encode_letters, encode_sample
     from oracleproto.store.dump import logical_digest, logical_dump
-    from oracleproto.store.manifest import (
-        CassettesInfo,
-        Filters,
-        Grid,
-        Hashes,
-        Manifest,
-        RefreshInfo,
-        atomic_write_text,
-    )
+    from oracleproto.store.manifest import CassettesInfo, Filters, Grid, Hashes, Manifest, RefreshInfo
     from oracleproto.store.model_store import ModelStore, Slot
     from oracleproto.store.naming import (
         format_timestamp,
@@ -47,7 +40,7 @@ _EXPORTS = {
     "Hashes": "oracleproto.store.manifest",
     "Manifest": "oracleproto.store.manifest",
     "RefreshInfo": "oracleproto.store.manifest",
-    "atomic_write_text": "oracleproto.store.manifest",
+    "atomic_write_text": "oracleproto.primitives.fileio",
     "ModelStore": "oracleproto.store.model_store",
     "Slot": "oracleproto.store.model_store",
     "format_timestamp": "oracleproto.store.naming",

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from oracleproto.errors import OracleprotoError
-from oracleproto.sqlite_readonly import connect_readonly
+from oracleproto.primitives.sqlite_readonly import connect_readonly
 from oracleproto.store.label import RunLabel, read_label
 from oracleproto.store.manifest import Manifest
 from oracleproto.store.naming import RUN_ID_RE, parse_virtual_slug

@@ -11,8 +11,8 @@ from typing import Any
 
 from oracleproto.agent.result import SAMPLE_FIELDS, SampleResult
 from oracleproto.errors import StoreError
-from oracleproto.hashing import canonical_json
-from oracleproto.safe_text import escape_surrogates, has_surrogate, storable
+from oracleproto.primitives.hashing import canonical_json
+from oracleproto.primitives.safe_text import escape_surrogates, has_surrogate, storable
 from oracleproto.store.naming import format_timestamp, parse_timestamp
 
 SqlValue = str | int | float | bytes | None

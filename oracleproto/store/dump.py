@@ -13,9 +13,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from oracleproto.errors import StoreError
-from oracleproto.hashing import canonical_json
-from oracleproto.sqlite_readonly import connect_readonly
-from oracleproto.sqlite_text import is_decode_error, tolerant_text
+from oracleproto.primitives.hashing import canonical_json
+from oracleproto.primitives.sqlite_readonly import connect_readonly
+from oracleproto.primitives.sqlite_text import is_decode_error, tolerant_text
 
 
 def _cell(value: object) -> object:

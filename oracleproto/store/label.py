@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from oracleproto.errors import StoreError
-from oracleproto.store.manifest import atomic_write_text
+from oracleproto.primitives.fileio import atomic_write_text
 
 LABEL_NAME = "label.json"
 #: Names and tags: what reads well in a table and never looks like a path or a run id prefix.

@@ -9,8 +9,6 @@ so such a manifest round-trips byte-identically. Unknown keys (added by later ve
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from datetime import date
 from pathlib import Path
 from typing import Any, Literal
@@ -18,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from oracleproto.errors import StoreError
+from oracleproto.primitives.fileio import atomic_write_text
 from oracleproto.store.naming import parse_timestamp, validate_run_id
 
 SCHEMA_VERSION = 5
@@ -244,21 +243,5 @@ class Manifest(BaseModel):
         return cls.from_json(text, source=str(path))
 
     def write(self, path: Path) -> None:
-        """Write atomically: a temp file in the same folder, fsync, then rename over ``path``."""
+        """Replace ``path`` atomically (primitives/fileio.py)."""
         atomic_write_text(path, self.to_json())
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` so readers see the old or the new file, never a partial one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    tmp = Path(tmp_name)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise

@@ -11,12 +11,12 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
-from oracleproto import killpoints
 from oracleproto.agent.result import EXCLUSION_ERRORS, SAMPLE_FIELDS, SampleResult
 from oracleproto.dataset.models import PromptTemplates, Question
 from oracleproto.errors import StoreError
-from oracleproto.safe_text import storable
-from oracleproto.sqlite_text import damaged_cell_message, is_decode_error, undecodable_cells
+from oracleproto.primitives import killpoints
+from oracleproto.primitives.safe_text import storable
+from oracleproto.primitives.sqlite_text import damaged_cell_message, is_decode_error, undecodable_cells
 from oracleproto.store.codec import (
     JSON_CELLS,
     SqlValue,

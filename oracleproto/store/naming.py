@@ -11,8 +11,8 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Protocol
 
-from oracleproto.clock import Clock
 from oracleproto.errors import StoreError
+from oracleproto.primitives.clock import Clock
 
 RUN_ID_RE = re.compile(r"^\d{8}-\d{6}-[0-9a-f]{4}$")
 VIRTUAL_SLUG_RE = re.compile(r"^(.+?)::r(\d+)::c(\d+)$")

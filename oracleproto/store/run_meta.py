@@ -9,7 +9,7 @@ from datetime import date, datetime
 from typing import Any
 
 from oracleproto.errors import StoreError
-from oracleproto.hashing import canonical_json
+from oracleproto.primitives.hashing import canonical_json
 from oracleproto.store.codec import SqlValue
 from oracleproto.store.naming import format_timestamp, parse_timestamp
 from oracleproto.store.schema import RUN_META_COLUMNS

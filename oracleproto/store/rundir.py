@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from oracleproto.errors import StoreError
-from oracleproto.oslock import lock_exclusive, lock_shared, unlock
-from oracleproto.paths import confined
+from oracleproto.primitives.oslock import lock_exclusive, lock_shared, unlock
+from oracleproto.primitives.paths import confined
 from oracleproto.store.manifest import MANIFEST_NAME, Manifest
 from oracleproto.store.naming import RUN_ID_RE, model_file_name, validate_run_id
 

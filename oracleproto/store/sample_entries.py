@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from oracleproto.errors import StoreError
-from oracleproto.hashing import canonical_json, sha256_hex
+from oracleproto.primitives.hashing import canonical_json, sha256_hex
 from oracleproto.store.model_store import ModelStore
 from oracleproto.transport.entry import Entry, entry_digest
 from oracleproto.transport.integrity import merkle_root

@@ -1,21 +1,30 @@
-"""httpx transports bound to one channel of a RecordReplay: what provider clients are given."""
+"""httpx transports bound to one channel of a record/replay transport: what provider clients are given.
+
+They know the recorder only as a :class:`ChannelHandler` (what they call on it), so this module
+depends on nothing above it and the recorder imports it, not the other way round.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import httpx
 
 from oracleproto.transport.keys import Channel
 
-if TYPE_CHECKING:
-    from oracleproto.transport.recorder import RecordReplay
+
+class ChannelHandler(Protocol):
+    """What serves a channel's requests: ``transport.recorder.RecordReplay``."""
+
+    async def handle_async(self, channel: Channel, request: httpx.Request) -> httpx.Response: ...
+
+    def handle_sync(self, channel: Channel, request: httpx.Request) -> httpx.Response: ...
 
 
 class AsyncChannelTransport(httpx.AsyncBaseTransport):
-    """One channel of a RecordReplay as an httpx async transport."""
+    """One channel of a record/replay transport as an httpx async transport."""
 
-    def __init__(self, rr: RecordReplay, channel: Channel) -> None:
+    def __init__(self, rr: ChannelHandler, channel: Channel) -> None:
         self._rr = rr
         self._channel = channel
 
@@ -24,9 +33,9 @@ class AsyncChannelTransport(httpx.AsyncBaseTransport):
 
 
 class SyncChannelTransport(httpx.BaseTransport):
-    """One channel of a RecordReplay as an httpx sync transport."""
+    """One channel of a record/replay transport as an httpx sync transport."""
 
-    def __init__(self, rr: RecordReplay, channel: Channel) -> None:
+    def __init__(self, rr: ChannelHandler, channel: Channel) -> None:
         self._rr = rr
         self._channel = channel
 

@@ -16,7 +16,7 @@ from json.encoder import encode_basestring_ascii
 from typing import Any
 
 from oracleproto.errors import CassetteIntegrityError
-from oracleproto.hashing import LONG_STRING, canonical_json, json_string, sha256_hex
+from oracleproto.primitives.hashing import LONG_STRING, canonical_json, json_string, sha256_hex
 from oracleproto.transport.keys import CHANNELS, Channel
 
 

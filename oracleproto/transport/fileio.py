@@ -1,19 +1,20 @@
-"""Cassette file I/O: deterministic YAML, atomic replace, append-only journals, file locks."""
+"""Cassette file I/O: deterministic YAML, append-only journals, file locks (files are replaced by
+``primitives.fileio``)."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import os
-import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, BinaryIO, TypeVar
+from typing import Any, TypeVar
 
 import yaml
 
 from oracleproto.errors import CassetteIntegrityError
-from oracleproto.oslock import lock_exclusive, unlock
+from oracleproto.primitives.fileio import TEMP_SUFFIX
+from oracleproto.primitives.oslock import lock_exclusive, unlock
 from oracleproto.transport import safe_yaml, yaml_writer
 from oracleproto.transport.entry import Entry, from_interaction, from_json_safe, stored_interaction
 from oracleproto.transport.entry_stream import stream_entries
@@ -86,39 +87,6 @@ def read_entries(path: Path) -> list[Entry]:
     if not path.exists():
         return []
     return parse_entries(read_cassette_bytes(path), str(path))
-
-
-#: Suffix of the temp copy :func:`atomic_write` renames into place (``.<name>.<random>.tmp``).
-TEMP_SUFFIX = ".tmp"
-
-
-def atomic_write(path: Path, data: bytes, *, before_rename: Callable[[], None] | None = None) -> None:
-    """Write ``data`` to ``path`` via a fsynced temp file and rename (never a partial file)."""
-    atomic_write_with(path, lambda handle: handle.write(data), before_rename=before_rename)
-
-
-def atomic_write_with(
-    path: Path, fill: Callable[[BinaryIO], T], *, before_rename: Callable[[], None] | None = None
-) -> T:
-    """:func:`atomic_write` of what ``fill`` writes to the temp file's handle; returns what it returns.
-
-    The text can be written piece by piece, never held whole (a cassette file is tens of MB).
-    """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TEMP_SUFFIX, dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            result = fill(handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if before_rename is not None:
-            before_rename()
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-    return result
 
 
 def remove_stale_temps(root: Path) -> int:

@@ -13,7 +13,7 @@ from typing import Any
 
 import diskcache
 
-from oracleproto.hashing import sha256_hex
+from oracleproto.primitives.hashing import sha256_hex
 from oracleproto.transport.entry import Entry, from_interaction, from_json_safe, to_json_line
 from oracleproto.transport.layout import all_cassette_files
 

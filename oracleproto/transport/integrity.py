@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from oracleproto.hashing import sha256_hex
+from oracleproto.primitives.hashing import sha256_hex
 
 #: Root of an empty cassette set (sha256 of the empty string).
 EMPTY_ROOT = sha256_hex(b"")

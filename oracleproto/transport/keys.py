@@ -13,8 +13,8 @@ from urllib.parse import parse_qsl, urlsplit
 
 from oracleproto.context import CallContext
 from oracleproto.errors import ConfigError, SampleContextError
-from oracleproto.hashing import canonical_json, sha256_hex
-from oracleproto.redact import is_credential_param
+from oracleproto.primitives.hashing import canonical_json, sha256_hex
+from oracleproto.primitives.redact import is_credential_param
 
 #: Bump when the projection or the key material changes; old cassettes then miss loudly.
 KEY_SCHEMA_VERSION = 1

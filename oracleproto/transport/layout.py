@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 
 from oracleproto.errors import CassetteIntegrityError
-from oracleproto.paths import ensure_inside
+from oracleproto.primitives.paths import ensure_inside
 from oracleproto.transport.entry import Entry
 
 GENERATIONS_DIR = "generations"

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from oracleproto.errors import OracleprotoError
-from oracleproto.hashing import sha256_hex
-from oracleproto.spawning import main_not_rerun
+from oracleproto.primitives.hashing import sha256_hex
+from oracleproto.primitives.spawning import main_not_rerun
 from oracleproto.transport.entry import Entry, entry_digest
 from oracleproto.transport.entry_stream import stream_entries
 from oracleproto.transport.fileio import read_cassette_bytes

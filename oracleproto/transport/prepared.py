@@ -11,8 +11,8 @@ import httpx
 
 from oracleproto.context import current_call_context, current_logical_call
 from oracleproto.errors import ReplayMissError
-from oracleproto.hashing import LONG_STRING, canonical_json, canonical_json_long_text
-from oracleproto.safe_text import escape_surrogates
+from oracleproto.primitives.hashing import LONG_STRING, canonical_json, canonical_json_long_text
+from oracleproto.primitives.safe_text import escape_surrogates
 from oracleproto.transport.diff import nearest
 from oracleproto.transport.entry import Entry
 from oracleproto.transport.keys import (

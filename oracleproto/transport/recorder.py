@@ -28,10 +28,10 @@ from typing import Any, Literal
 
 import httpx
 
-from oracleproto.clock import Clock
 from oracleproto.context import LogicalCall, current_logical_call
 from oracleproto.errors import CassetteIntegrityError, ConfigError
-from oracleproto.hashing import canonical_json, sha256_hex
+from oracleproto.primitives.clock import Clock
+from oracleproto.primitives.hashing import canonical_json, sha256_hex
 from oracleproto.transport.channel_transport import AsyncChannelTransport, SyncChannelTransport
 from oracleproto.transport.diff import json_diff, stored_request
 from oracleproto.transport.entry import Entry, is_carried_copy

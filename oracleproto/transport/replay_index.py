@@ -19,7 +19,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from oracleproto.errors import CassetteIntegrityError
-from oracleproto.hashing import canonical_json, sha256_hex
+from oracleproto.primitives.hashing import canonical_json, sha256_hex
 from oracleproto.transport.fileio import locked
 from oracleproto.transport.index import CacheIndex
 from oracleproto.transport.integrity import merkle_root

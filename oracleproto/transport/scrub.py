@@ -20,7 +20,13 @@ import json
 from collections.abc import Set as AbstractSet
 from typing import Any
 
-from oracleproto.redact import MIN_SECRET, redact_url, scrub_fragments, secret_forms, url_credentials
+from oracleproto.primitives.redact import (
+    MIN_SECRET,
+    redact_url,
+    scrub_fragments,
+    secret_forms,
+    url_credentials,
+)
 from oracleproto.transport.entry import Entry
 from oracleproto.transport.keys import TRANSPORT_ONLY_FIELDS
 

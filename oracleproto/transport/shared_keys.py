@@ -22,8 +22,8 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
-from oracleproto.hashing import canonical_json
-from oracleproto.safe_text import escape_surrogates
+from oracleproto.primitives.hashing import canonical_json
+from oracleproto.primitives.safe_text import escape_surrogates
 from oracleproto.transport.keys import Channel, canonical_request, entry_key_from_json, projection_json
 
 #: Distinct shared requests kept (about the size of the body each: its canonical text).

@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from oracleproto.primitives.usage_cost import provider_cost_usd, token_count
 from oracleproto.transport.entry import Entry
 from oracleproto.transport.layout import all_cassette_files
 from oracleproto.transport.store import CassetteStore
-from oracleproto.usage_cost import provider_cost_usd, token_count
 
 
 @dataclass

@@ -19,13 +19,12 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from oracleproto import killpoints
 from oracleproto.errors import DiskFullError, TransportError
+from oracleproto.primitives import killpoints
+from oracleproto.primitives.fileio import atomic_write, atomic_write_with
 from oracleproto.transport.entry import Entry, digest_and_record, entry_digest
 from oracleproto.transport.fileio import (
     Journal,
-    atomic_write,
-    atomic_write_with,
     dump_entries,
     locked,
     read_entries,

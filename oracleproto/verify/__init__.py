@@ -10,8 +10,9 @@ if TYPE_CHECKING:
     from oracleproto.verify.attest import ATTESTATION_NAME, build_attestation, write_attestation
     from oracleproto.verify.bundle import export_bundle, import_bundle
     from oracleproto.verify.findings import Check, Status, VerifyReport
-    from oracleproto.verify.run import verify_path, verify_run
+    from oracleproto.verify.run import verify_run
     from oracleproto.verify.secret_scan import SecretHit, scan_bytes, scan_tree
+    from oracleproto.verify.target import verify_path
 
 # Each public name and the module that defines it, imported on first use (PEP 562).
 _EXPORTS = {
@@ -23,7 +24,7 @@ _EXPORTS = {
     "Check": "oracleproto.verify.findings",
     "Status": "oracleproto.verify.findings",
     "VerifyReport": "oracleproto.verify.findings",
-    "verify_path": "oracleproto.verify.run",
+    "verify_path": "oracleproto.verify.target",
     "verify_run": "oracleproto.verify.run",
     "SecretHit": "oracleproto.verify.secret_scan",
     "scan_bytes": "oracleproto.verify.secret_scan",

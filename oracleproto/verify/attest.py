@@ -13,10 +13,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from oracleproto.hashing import canonical_json, sha256_hex
-from oracleproto.sqlite_readonly import connect_readonly
+from oracleproto.primitives.fileio import atomic_write_text
+from oracleproto.primitives.hashing import canonical_json, sha256_hex
+from oracleproto.primitives.sqlite_readonly import connect_readonly
 from oracleproto.store.label import LABEL_NAME
-from oracleproto.store.manifest import atomic_write_text
 from oracleproto.store.rundir import ANALYSIS_DIR, ON_DEMAND_SUBDIRS
 from oracleproto.verify.findings import Check, failed, passed
 

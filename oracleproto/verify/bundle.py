@@ -16,16 +16,15 @@ from __future__ import annotations
 import gzip
 import io
 import json
-import os
-import secrets
 import tarfile
 import tempfile
 from pathlib import Path
 
 from oracleproto.dataset.demo import demo_db_path
 from oracleproto.errors import OracleprotoError
-from oracleproto.hashing import canonical_json, sha256_hex
-from oracleproto.oserrors import cannot_write
+from oracleproto.primitives.fileio import SHARED_MODE, atomic_write
+from oracleproto.primitives.hashing import canonical_json, sha256_hex
+from oracleproto.primitives.oserrors import cannot_write
 from oracleproto.store import RunDir
 from oracleproto.verify.attest import published_files
 from oracleproto.verify.bundle_import import ImportedBundle, import_bundle
@@ -132,18 +131,9 @@ def write_archive(data: bytes, out: Path) -> Path:
     The archive is for publishing, so it gets the mode any file the user makes gets: created with
     0o666 for the kernel to apply their umask (``mkstemp`` would make it 0o600, owner-only).
     """
-    tmp = out.parent / f".{out.name}.{secrets.token_hex(6)}.tmp"
-    created = False
     try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        created = True
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, out)
+        atomic_write(out, data, mode=SHARED_MODE)  # nothing partial is left beside OUT
     except OSError as exc:
-        if created:
-            tmp.unlink(missing_ok=True)  # nothing partial is left beside OUT
         raise BundleError(cannot_write(out, exc)) from None
     return out
 

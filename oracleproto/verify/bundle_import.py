@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Protocol
 
-from oracleproto import killpoints
-from oracleproto.oslock import lock_exclusive
-from oracleproto.paths import confined, first_missing_ancestor
+from oracleproto.primitives import killpoints
+from oracleproto.primitives.oslock import lock_exclusive
+from oracleproto.primitives.paths import confined, first_missing_ancestor
 from oracleproto.verify.bundle_schema import (
     BUNDLE_MANIFEST,
     MAX_MANIFEST_BYTES,

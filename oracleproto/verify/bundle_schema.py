@@ -14,8 +14,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from oracleproto.errors import OracleprotoError, StoreError
-from oracleproto.hashing import canonical_json, sha256_hex
-from oracleproto.paths import check_relative
+from oracleproto.primitives.hashing import canonical_json, sha256_hex
+from oracleproto.primitives.paths import check_relative
 from oracleproto.store.naming import validate_run_id
 
 FORMAT = "oracleproto-bundle/1"

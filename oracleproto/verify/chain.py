@@ -14,8 +14,8 @@ from oracleproto.dataset.hashes import metadata_hash, source_db_hash
 from oracleproto.dataset.loader import load_questions, load_templates, read_features_json
 from oracleproto.dataset.models import PromptTemplates
 from oracleproto.errors import OracleprotoError
+from oracleproto.primitives.sqlite_readonly import connect_readonly
 from oracleproto.prompts import prompt_templates_hash
-from oracleproto.sqlite_readonly import connect_readonly
 from oracleproto.store import (
     Manifest,
     ModelStore,

@@ -17,7 +17,6 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import oracleproto
 from oracleproto.dataset.demo import demo_db_path
 from oracleproto.demo_archive import DemoArchiveError, archive_digest, extract_archive, packaged_archive
 from oracleproto.errors import StoreError
@@ -26,7 +25,7 @@ from oracleproto.verify.attest import write_attestation
 from oracleproto.verify.run import Progress, _quiet
 
 if TYPE_CHECKING:
-    from oracleproto.settings import Settings
+    from oracleproto.settings.model import Settings
 
 #: Fixed so re-recording replaces the same folder and the README's commands stay valid.
 DEMO_RUN_ID = "20260101-000000-de00"
@@ -38,7 +37,7 @@ DEMO_DIR = Path("cassettes") / "demo"
 
 def source_checkout() -> Path:
     """The repository root when oracleproto runs from a source checkout (editable install)."""
-    return Path(oracleproto.__file__).resolve().parent.parent
+    return Path(__file__).resolve().parents[2]  # oracleproto/verify/demo.py
 
 
 def find_demo_run(cwd: Path | None = None) -> Path:
@@ -132,7 +131,7 @@ def record_demo(repo: Path, *, progress: Progress = _quiet, show_progress: bool 
     """Record the demo with the simulator and replace ``repo/cassettes/demo`` with it."""
     # The runner and the simulator are imported here, not with the module: `verify demo`,
     # `replay demo` and `view demo` only look the demo run up (find_demo_run) and never record.
-    from oracleproto.clock import SystemClock
+    from oracleproto.primitives.clock import SystemClock
     from oracleproto.runner.execute import RunOptions, execute_run
     from oracleproto.sim.harness import SimRunSpec, simulated_settings
     from oracleproto.sim.server import SimConfig, Simulator

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from oracleproto.analysis.writer import MARKER
-from oracleproto.settings import AnalysisSettings
+from oracleproto.settings.model import AnalysisSettings
 from oracleproto.store import Manifest, RunDir, RunMeta, parse_virtual_slug
 from oracleproto.store.schema import SAMPLE_ENTRIES_TABLE
 from oracleproto.verify.findings import Check, failed, not_applicable, passed

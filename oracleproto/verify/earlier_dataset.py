@@ -99,8 +99,7 @@ def locate_dataset(
             for path, actual in mismatched
         )
     else:
-        reason = (
-            f"{SOURCE_DB_KEY} {recorded!r} of run_meta.config_snapshot is not a file under "
-            + ", ".join(str(p.parent) for p in paths)
+        reason = f"{SOURCE_DB_KEY} {recorded!r} of run_meta.config_snapshot is not a file under " + ", ".join(
+            str(p.parent) for p in paths
         )
     return None, failed(WHAT, f"{reason}; {_flag(name, expected)}")

@@ -13,7 +13,7 @@ from oracleproto.analysis.postrun import analyze_with_settings
 from oracleproto.analysis.revisions import summary_revision
 from oracleproto.analysis.writer import FOREIGN_SUBDIRS
 from oracleproto.errors import OracleprotoError
-from oracleproto.settings import AnalysisSettings
+from oracleproto.settings.model import AnalysisSettings
 from oracleproto.store.rundir import ON_DEMAND_SUBDIRS
 from oracleproto.verify.findings import Check, byte_location, failed, passed, skipped
 

@@ -11,7 +11,6 @@ from oracleproto.errors import OracleprotoError
 from oracleproto.runner.reconstruct import settings_from_snapshot
 from oracleproto.store import Manifest, RunDir, RunMeta
 from oracleproto.verify.attest import ATTESTATION_NAME, check_files, load_attestation
-from oracleproto.verify.audit_files import check_refresh_audit
 from oracleproto.verify.cassettes import PendingCassettes, start_check_cassettes
 from oracleproto.verify.chain import check_database, check_dataset, check_snapshots_agree, find_dataset
 from oracleproto.verify.earlier import (
@@ -25,6 +24,7 @@ from oracleproto.verify.earlier import check_snapshots_agree as check_earlier_sn
 from oracleproto.verify.earlier_dataset import locate_dataset
 from oracleproto.verify.findings import Check, VerifyReport, byte_location, failed, passed, skipped
 from oracleproto.verify.profile_check import check_harness_profile
+from oracleproto.verify.refresh_files import check_refresh_audit
 from oracleproto.verify.regen import check_analysis
 from oracleproto.verify.samples import check_sample_entries
 from oracleproto.verify.switch import COMMITTED_DIR, finish_interrupted, pending_switch
@@ -123,7 +123,7 @@ def verify_run(
     from oracleproto.panel.verify import is_panel, verify_panel
 
     if is_panel(run_dir):  # each member verified as a run, then the merge (panel/verify.py)
-        return verify_panel(run_dir, dataset=dataset, progress=progress)
+        return verify_panel(run_dir, verify_member=_verify_member, dataset=dataset, progress=progress)
     run = _open_idle(run_dir)
     report = VerifyReport(run.root)
     interrupted = _finish_interrupted_switch(run)
@@ -275,10 +275,5 @@ def _analysis(
     ]
 
 
-def verify_path(target: Path, *, dataset: Path | None = None, progress: Progress = _quiet) -> VerifyReport:
-    """A run directory or a ``.tar.gz`` bundle (imported into a temporary folder first)."""
-    if target.is_file():
-        from oracleproto.verify.bundle import verify_bundle
-
-        return verify_bundle(target, dataset=dataset, progress=progress)
-    return verify_run(target, dataset=dataset, progress=progress)
+def _verify_member(run_dir: Path, dataset: Path | None) -> VerifyReport:
+    return verify_run(run_dir, dataset=dataset)

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from oracleproto.redact import is_credential_param
+from oracleproto.primitives.redact import is_credential_param
 from oracleproto.verify.secret_plugins import find_credentials
 
 _KEY_SHAPES: tuple[tuple[str, re.Pattern[bytes]], ...] = (
@@ -36,9 +36,7 @@ _HARMLESS = re.compile(
     rb"|\{[^\s]*\}|\$\{?[A-Z_]+\}?)$"
 )
 #: ``scheme://user:password@`` (the password group must be non-empty).
-_URL_USERINFO = re.compile(
-    rb"[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@'\"<>:]*:(?P<value>[^\s/?#@'\"<>]+)@"
-)
+_URL_USERINFO = re.compile(rb"[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@'\"<>:]*:(?P<value>[^\s/?#@'\"<>]+)@")
 #: ``?name=value`` / ``&name=value`` / ``#name=value`` inside a URL or query string.
 _QUERY_PARAM = re.compile(rb"[?&#](?P<name>[A-Za-z0-9_.%-]{1,64})=(?P<value>[^&#\s'\"<>\\]*)")
 

@@ -28,25 +28,16 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import FrameType
 
-from oracleproto import killpoints
 from oracleproto.errors import StoreError
-from oracleproto.paths import confined
+from oracleproto.primitives import killpoints
+from oracleproto.primitives.fileio import fsync_dir
+from oracleproto.primitives.paths import confined
 from oracleproto.store import RunDir
 
 STAGING_DIR = ".switch.staging"
 COMMITTED_DIR = ".switch"
 _PLAN = "plan.json"
 _FILES = "files"
-
-
-def _fsync_dir(path: Path) -> None:
-    # A rename is durable once its folder is flushed; Windows cannot open a folder (and needs no flush).
-    with contextlib.suppress(OSError):
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
 
 def _write_synced(path: Path, data: bytes) -> None:
@@ -77,14 +68,14 @@ def switch_files(root: Path, operation: str, replace: Mapping[str, bytes], delet
             killpoints.reached("switch-stage")
         plan = {"operation": operation, "replace": sorted(replace), "delete": sorted(delete)}
         _write_synced(staging / _PLAN, (json.dumps(plan, sort_keys=True, indent=1) + "\n").encode())
-        _fsync_dir(staging)
+        fsync_dir(staging)
         killpoints.reached("switch-commit")
         os.rename(staging, root / COMMITTED_DIR)
     except BaseException:
         # Not committed: the old files are all in place, and so nothing of the new may stay.
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    _fsync_dir(root)
+    fsync_dir(root)
     complete_switch(root)
 
 
@@ -128,12 +119,12 @@ def complete_switch(root: Path) -> str | None:
                 killpoints.reached("switch-move")
                 target = confined(root, rel, what="switch", error=StoreError)
                 os.replace(source, target)
-                _fsync_dir(target.parent)
+                fsync_dir(target.parent)
         for rel in delete:
             confined(root, rel, what="switch", error=StoreError).unlink(missing_ok=True)
         killpoints.reached("switch-moved")
         shutil.rmtree(committed)
-        _fsync_dir(root)
+        fsync_dir(root)
     return operation
 
 

@@ -17,7 +17,7 @@ from oracleproto.analysis.report import AnalysisResult
 from oracleproto.analysis.tables import TABLES, Column
 from oracleproto.errors import OracleprotoError
 from oracleproto.runner.reconstruct import settings_from_snapshot
-from oracleproto.settings import AnalysisSettings
+from oracleproto.settings.model import AnalysisSettings
 from oracleproto.verify.earlier import analysis_settings as earlier_analysis_settings
 
 PLOTS = (

@@ -5,15 +5,14 @@ from __future__ import annotations
 import base64
 import gzip
 import html
-import os
-import secrets
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from oracleproto.errors import OracleprotoError
-from oracleproto.loopback_http import page_policy
-from oracleproto.oserrors import cannot_write
+from oracleproto.primitives.fileio import SHARED_MODE, atomic_write_text
+from oracleproto.primitives.loopback_http import page_policy
+from oracleproto.primitives.oserrors import cannot_write
 from oracleproto.view.document import document_json, json_text
 from oracleproto.view.inert import visible_text, with_inert
 
@@ -84,17 +83,8 @@ def write_page(text: str, out: Path) -> Path:
     The file is created with mode 0o666 for the kernel to apply the user's umask, as for any file
     the user makes: a page meant to be shared is readable as their other files are.
     """
-    tmp = out.parent / f".{out.name}.{secrets.token_hex(6)}.tmp"
-    created = False
     try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        created = True
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, out)
+        atomic_write_text(out, text, mode=SHARED_MODE)
     except OSError as exc:
-        if created:
-            tmp.unlink(missing_ok=True)
         raise ViewError(cannot_write(out, exc)) from None
     return out

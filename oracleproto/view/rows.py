@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from oracleproto.errors import AnalysisError
-from oracleproto.sqlite_readonly import connect_readonly
+from oracleproto.primitives.sqlite_readonly import connect_readonly
 from oracleproto.store.schema import SAMPLE_ENTRIES_TABLE
 
 

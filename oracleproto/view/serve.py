@@ -13,7 +13,7 @@ from collections.abc import Callable
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from oracleproto.loopback_http import (
+from oracleproto.primitives.loopback_http import (
     COMMON_HEADERS,
     HOST,
     IDLE_TIMEOUT_S,

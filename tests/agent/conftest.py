@@ -15,9 +15,9 @@ import pytest
 
 from oracleproto.agent import run_sample
 from oracleproto.agent.result import SampleResult
-from oracleproto.clock import FakeClock
 from oracleproto.context import CallContext, current_call_context
 from oracleproto.dataset.models import Question
+from oracleproto.primitives.clock import FakeClock
 from oracleproto.profile import HarnessProfile, load_profile
 from oracleproto.providers.types import (
     ChatResponse,
@@ -29,7 +29,7 @@ from oracleproto.providers.types import (
     ToolSchema,
     Usage,
 )
-from oracleproto.settings import ReactSettings
+from oracleproto.settings.model import ReactSettings
 
 WEB_SEARCH = {
     "type": "function",

@@ -24,10 +24,10 @@ from typing import Any
 import pytest
 
 from oracleproto.agent import run_sample
-from oracleproto.clock import FakeClock
 from oracleproto.context import CallContext
 from oracleproto.dataset.loader import load_questions
 from oracleproto.dataset.models import Question
+from oracleproto.primitives.clock import FakeClock
 from oracleproto.profile import HarnessProfile
 from oracleproto.providers.chat_parse import parse_chat_completion
 from oracleproto.providers.detector import Verdict
@@ -35,7 +35,7 @@ from oracleproto.providers.filtered import FilteredSearch
 from oracleproto.providers.llm_body import build_chat_body
 from oracleproto.providers.search_results import parse_results
 from oracleproto.providers.types import ChatResponse, Message, SearchOutcome, SearchResult, ToolSchema
-from oracleproto.settings import LLMSettings, ReactSettings
+from oracleproto.settings.model import LLMSettings, ReactSettings
 
 DETECTOR_MODEL = "sim/detector"
 #: TAVILY_RAW_CONTENT_MAX_CHARS of the captured runs (the earlier default).

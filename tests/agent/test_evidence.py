@@ -14,14 +14,14 @@ import pytest
 from oracleproto.agent.policy import Limits
 from oracleproto.agent.status import StatusTexts
 from oracleproto.agent.tools import ToolRound, ToolState
-from oracleproto.clock import FakeClock
+from oracleproto.primitives.clock import FakeClock
 from oracleproto.profile import builtin_profile
 from oracleproto.providers.detector import LeakDetector
 from oracleproto.providers.filtered import FilteredSearch
 from oracleproto.providers.keypool import TavilyKeyPool
 from oracleproto.providers.search import TavilySearch
 from oracleproto.providers.types import ToolCall
-from oracleproto.settings import DetectorSettings, LLMSettings, SearchSettings
+from oracleproto.settings.model import DetectorSettings, LLMSettings, SearchSettings
 from oracleproto.sim.loopback import LoopbackRequest, LoopbackResponse, LoopbackServer
 
 CUTOFF = date(2025, 3, 14)

@@ -19,7 +19,7 @@ from oracleproto.analysis.report import analyze_run
 from oracleproto.analysis.tables import render_csv, render_markdown
 from oracleproto.cli.main import cli
 from oracleproto.errors import AnalysisError
-from oracleproto.settings import AnalysisSettings
+from oracleproto.settings.model import AnalysisSettings
 
 PROV = "vendor-p/prov::r5::c4"
 MIXED = "vendor-m/mixed::r5::c4"

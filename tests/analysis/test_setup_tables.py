@@ -18,7 +18,7 @@ from oracleproto.analysis.tables import RENDERERS, TABLES
 from oracleproto.analysis.writer import write_analysis
 from oracleproto.cli.main import cli
 from oracleproto.errors import AnalysisError
-from oracleproto.settings import AnalysisSettings
+from oracleproto.settings.model import AnalysisSettings
 from oracleproto.verify.regen import check_analysis
 
 AFTER = T(error="skipped_after_resolution", prompt=0, completion=0, tools=0, steps=0, latency=0)

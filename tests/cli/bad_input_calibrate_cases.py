@@ -22,9 +22,7 @@ def _unfinished_run(cwd: Path) -> None:
 def calibrate_cases() -> list[Case]:
     """A missing RUN, a folder that is no run, a run with no finished sample, --calibrate without a plan."""
     return [
-        Case(
-            "plan:calibrate-missing", ("plan", "--calibrate", "nope"), 2, "nope: run directory not found"
-        ),
+        Case("plan:calibrate-missing", ("plan", "--calibrate", "nope"), 2, "nope: run directory not found"),
         Case(
             "plan:calibrate-not-a-run",
             ("plan", "--calibrate", "empty"),

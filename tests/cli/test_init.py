@@ -9,9 +9,9 @@ import pytest
 from click.testing import CliRunner
 
 from oracleproto.cli.main import cli
-from oracleproto.init_templates import config_template, env_name, env_template
-from oracleproto.run_config import REFUSED, SECTION_CLASSES, parse_config
-from oracleproto.settings import load_settings
+from oracleproto.settings.init_templates import config_template, env_name, env_template
+from oracleproto.settings.model import load_settings
+from oracleproto.settings.run_config import REFUSED, SECTION_CLASSES, parse_config
 
 ALL_ENV = [env_name(info) for cls in SECTION_CLASSES.values() for info in cls.model_fields.values()]
 
@@ -78,3 +78,16 @@ def test_init_writes_both_refuses_to_overwrite_then_forces(tmp_path: Path) -> No
     assert forced.exit_code == 0, forced.output
     assert env.read_text(encoding="utf-8") == env_template()
     assert sorted(p.name for p in (tmp_path / "exp").iterdir()) == [".env", "oracleproto.toml"]
+
+
+def test_init_writes_the_env_file_owner_only_and_the_config_as_any_file(tmp_path: Path) -> None:
+    import os
+
+    old = os.umask(0o022)
+    try:
+        result = CliRunner().invoke(cli, ["init", str(tmp_path)])
+    finally:
+        os.umask(old)
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / ".env").stat().st_mode & 0o777 == 0o600  # where API keys go
+    assert (tmp_path / "oracleproto.toml").stat().st_mode & 0o777 == 0o644

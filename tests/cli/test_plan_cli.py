@@ -198,7 +198,6 @@ def test_calibrate_takes_a_run_id_under_the_runs_root(tmp_path: Path) -> None:
     assert "no run id, id prefix or run name under runs" in err, err
 
 
-
 @pytest.mark.parametrize(
     ("env", "shown", "counted"),
     [

@@ -161,9 +161,7 @@ def test_no_planted_secret_reaches_disk_or_terminal(
         served = sim.handler.served()
         assert served.get("chat", 0) > 0 and served.get("search", 0) > 0
         # Resumed with the userinfo gone (the query token stays planted): the run finishes.
-        monkeypatch.setenv(
-            "LEAK_DETECTOR_BASE_URL", f"{sim.llm_base_url}?token={DETECTOR_QUERY_TOKEN}"
-        )
+        monkeypatch.setenv("LEAK_DETECTOR_BASE_URL", f"{sim.llm_base_url}?token={DETECTOR_QUERY_TOKEN}")
         code = _cli(capsys, monkeypatch, leaks, "run", "--record", "--run-id", RUN_ID, *common)
         assert code == 0, leaks.last_err
 

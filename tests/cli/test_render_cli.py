@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from oracleproto.cli.main import cli
 from oracleproto.dataset.demo import demo_db_path
 from oracleproto.dataset.loader import load_questions, load_templates
-from oracleproto.hashing import sha256_hex
+from oracleproto.primitives.hashing import sha256_hex
 from oracleproto.prompts import RuntimeProtocols, load_protocol_file, prompt_templates_hash, render_prompt
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"

@@ -19,11 +19,11 @@ import pytest
 from click.testing import CliRunner
 
 from oracleproto.cli.main import cli
-from oracleproto.clock import SystemClock
 from oracleproto.conformance.capture import CaptureWriter
 from oracleproto.conformance.session import conformance_settings, run_conformance
+from oracleproto.primitives.clock import SystemClock
 from oracleproto.runner.execute import RunOptions, execute_run
-from oracleproto.settings import Settings
+from oracleproto.settings.model import Settings
 from oracleproto.sim.harness import SimRunSpec, simulated_settings
 from oracleproto.sim.server import SimConfig, Simulator
 from tests.conftest import ROOT, SHARED

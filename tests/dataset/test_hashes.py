@@ -7,7 +7,7 @@ from pathlib import Path
 
 from oracleproto.dataset.hashes import metadata_hash, source_db_hash
 from oracleproto.dataset.loader import read_features_json
-from oracleproto.hashing import sha256_hex
+from oracleproto.primitives.hashing import sha256_hex
 
 
 def test_source_db_hash_is_sha256_of_the_file(shared_db: Path) -> None:

@@ -11,8 +11,8 @@ from pathlib import Path
 import click
 import pytest
 
-from oracleproto.init_templates import env_name
-from oracleproto.run_config import SECTION_CLASSES
+from oracleproto.settings.init_templates import env_name
+from oracleproto.settings.run_config import SECTION_CLASSES
 
 ROOT = Path(__file__).resolve().parents[2]
 

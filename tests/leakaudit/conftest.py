@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from oracleproto.clock import SystemClock
 from oracleproto.dataset.demo import demo_db_path
+from oracleproto.primitives.clock import SystemClock
 from oracleproto.runner.execute import RunOptions, execute_run
 from oracleproto.sim.harness import SimRunSpec, simulated_settings
 from oracleproto.sim.server import SimConfig, Simulator

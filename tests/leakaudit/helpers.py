@@ -28,9 +28,7 @@ def item(number: int, verdict: str) -> AuditItem:
     )
 
 
-def make_audit(
-    folder: Path, verdicts: list[str], scheme: dict[str, object] | None = None
-) -> list[AuditItem]:
+def make_audit(folder: Path, verdicts: list[str], scheme: dict[str, object] | None = None) -> list[AuditItem]:
     """Write an audit directory holding one item per verdict; its items."""
     items = [item(n, v) for n, v in enumerate(verdicts)]
     write_items(folder, items, {"run_id": "20260101-000000-0000", "seed": 0, "scheme": scheme})

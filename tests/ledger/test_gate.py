@@ -13,7 +13,6 @@ import httpx
 import pytest
 
 from oracleproto.analysis.prices import PriceTable, TokenPrice
-from oracleproto.clock import FakeClock
 from oracleproto.errors import ConfigError
 from oracleproto.ledger import (
     Budget,
@@ -27,6 +26,7 @@ from oracleproto.ledger import (
     ledger_config,
 )
 from oracleproto.ledger.base import Grant
+from oracleproto.primitives.clock import FakeClock
 from oracleproto.runner.spend_cap import SpendCapError
 
 KEY = "sk-test-ledger-key-000111"

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from oracleproto.clock import FakeClock
 from oracleproto.ledger import Budget, Ledger, LedgerUnavailableError, MemoryLedger
 from oracleproto.ledger.redis_ledger import RedisLedger, bucket_key, budget_keys, ping
+from oracleproto.primitives.clock import FakeClock
 from tests.ledger.redis_server import RedisServer, free_port, redis_binary
 
 Factory = Callable[[], Ledger]

@@ -10,8 +10,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from oracleproto.clock import FakeClock
 from oracleproto.context import CallContext, call_context
+from oracleproto.primitives.clock import FakeClock
 from oracleproto.runner.spend_cap import SpendCapError
 from oracleproto.transport import RecordReplay
 from oracleproto.transport.keys import Channel

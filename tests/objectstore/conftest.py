@@ -22,10 +22,10 @@ import pytest
 from click.testing import CliRunner, Result
 
 from oracleproto.cli.main import cli
-from oracleproto.clock import FakeClock
 from oracleproto.context import CallContext, call_context
+from oracleproto.primitives.clock import FakeClock
 from oracleproto.providers import OpenAIChatClient
-from oracleproto.settings import LLMSettings
+from oracleproto.settings.model import LLMSettings
 from oracleproto.sim import Simulator
 from oracleproto.sim.harness import SIM_LLM_KEY
 from oracleproto.store import RunDir

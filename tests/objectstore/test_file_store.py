@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from oracleproto.hashing import sha256_hex
+from oracleproto.primitives.hashing import sha256_hex
 from oracleproto.verify import verify_run
 from tests.objectstore.conftest import SimRuns, invoke, run_id_of
 

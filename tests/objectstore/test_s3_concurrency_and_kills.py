@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
-from oracleproto.hashing import sha256_hex
-from oracleproto.killpoints import ENV_VAR
 from oracleproto.objectstore.cache import hash_file
 from oracleproto.objectstore.sealed import seal_for_push
+from oracleproto.primitives.hashing import sha256_hex
+from oracleproto.primitives.killpoints import ENV_VAR
 from oracleproto.verify import verify_run
 from oracleproto.verify.attest import published_files
 from tests.objectstore.conftest import (

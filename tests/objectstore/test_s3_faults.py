@@ -31,7 +31,7 @@ def _key(store: StoreEnv, s3: S3Server, rel: str) -> str:
 
 
 def _object_of(run: Path, rel: str) -> str:
-    from oracleproto.hashing import sha256_hex
+    from oracleproto.primitives.hashing import sha256_hex
 
     sha = sha256_hex((run / rel).read_bytes())
     return f"{OBJECTS}/{sha[:2]}/{sha}"

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from oracleproto.hashing import sha256_hex
 from oracleproto.objectstore.index import parse_index
+from oracleproto.primitives.hashing import sha256_hex
 from oracleproto.verify import verify_run
 from oracleproto.verify.attest import published_files
 from tests.objectstore.conftest import S3Server, SimRuns, StoreEnv, invoke, run_id_of

@@ -17,7 +17,7 @@ from oracleproto.analysis.postrun import analyze_with_settings
 from oracleproto.objectstore.cache import CACHE_ENV
 from oracleproto.panel.build import analysis_settings
 from oracleproto.panel.verify import open_recorded_members
-from oracleproto.verify.run import verify_path
+from oracleproto.verify.target import verify_path
 from tests.ledger.support import MODELS, invoke
 from tests.panel.support import Recorded, build, panel_file, seal_sha
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from oracleproto.errors import ConfigError
-from oracleproto.hashing import canonical_json, sha256_16
+from oracleproto.primitives.hashing import canonical_json, sha256_16
 from oracleproto.prompts import (
     BELIEF_PROTOCOL_TEXT,
     BUDGET_FOOTER_TEXT,

@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 
 from oracleproto.errors import ConfigError
-from oracleproto.hashing import sha256_16
+from oracleproto.primitives.hashing import sha256_16
 from oracleproto.prompts import (
     BELIEF_PROTOCOL_TEXT,
     REFLECTION_PROTOCOL_TEXT,
@@ -17,7 +17,7 @@ from oracleproto.prompts import (
     RuntimeProtocols,
     budget_footer_text,
 )
-from oracleproto.settings import ReactSettings
+from oracleproto.settings.model import ReactSettings
 
 FINGERPRINT_KEYS = {"reflection_protocol_hash", "belief_protocol_hash", "budget_footer_hash"}
 

@@ -6,7 +6,7 @@ import pytest
 
 from oracleproto.dataset.models import TEMPLATE_KEYS, PromptTemplates
 from oracleproto.errors import DatasetError
-from oracleproto.hashing import sha256_hex
+from oracleproto.primitives.hashing import sha256_hex
 from oracleproto.prompts import (
     RuntimeProtocols,
     outcomes_block,

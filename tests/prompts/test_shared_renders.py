@@ -9,7 +9,7 @@ from syrupy.assertion import SnapshotAssertion
 
 from oracleproto.dataset.loader import load_questions, load_templates
 from oracleproto.dataset.models import letter
-from oracleproto.hashing import sha256_hex
+from oracleproto.primitives.hashing import sha256_hex
 from oracleproto.prompts import RuntimeProtocols, prompt_templates_hash, render_prompt, render_template
 
 pytestmark = pytest.mark.shared

@@ -14,15 +14,15 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
-from oracleproto.clock import FakeClock
 from oracleproto.context import CallContext, call_context
+from oracleproto.primitives.clock import FakeClock
 from oracleproto.providers.backoff import BackoffCursor, backoff_cursor, sample_backoff
 from oracleproto.providers.detector import LeakDetector
 from oracleproto.providers.keypool import TavilyKeyPool
 from oracleproto.providers.llm import OpenAIChatClient
 from oracleproto.providers.search import TavilySearch
 from oracleproto.providers.types import SearchResult
-from oracleproto.settings import DetectorSettings, LLMSettings, SearchSettings
+from oracleproto.settings.model import DetectorSettings, LLMSettings, SearchSettings
 from oracleproto.sim.loopback import LoopbackRequest, LoopbackResponse, LoopbackServer
 from oracleproto.transport import RecordReplay
 from tests.providers.scripted import Script, chat_body, json_response

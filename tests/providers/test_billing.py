@@ -12,15 +12,15 @@ from typing import Any
 import httpx
 import pytest
 
-from oracleproto.clock import FakeClock
 from oracleproto.errors import CallFailedError, ErrorKind
+from oracleproto.primitives.clock import FakeClock
 from oracleproto.providers.billing import BilledCallFailedError, cached_prompt_tokens, provider_cost_usd
 from oracleproto.providers.chat_parse import body_usage, parse_chat_completion, parse_usage
 from oracleproto.providers.detector import LeakDetector
 from oracleproto.providers.filtered import FilteredSearch
 from oracleproto.providers.llm import OpenAIChatClient
 from oracleproto.providers.types import SearchOutcome, SearchResult, Usage
-from oracleproto.settings import DetectorSettings, LLMSettings
+from oracleproto.settings.model import DetectorSettings, LLMSettings
 from oracleproto.sim.loopback import LoopbackServer
 from tests.providers.payloads import all_interactions
 from tests.providers.scripted import Script, chat_body, json_response

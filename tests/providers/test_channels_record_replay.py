@@ -13,8 +13,8 @@ import pytest
 from pydantic import SecretStr
 from pytest_socket import disable_socket, enable_socket, socket_allow_hosts
 
-from oracleproto.clock import FakeClock
 from oracleproto.context import CallContext, call_context
+from oracleproto.primitives.clock import FakeClock
 from oracleproto.providers import (
     WEB_SEARCH_SCHEMA,
     FilteredSearch,
@@ -24,7 +24,7 @@ from oracleproto.providers import (
     TavilySearch,
 )
 from oracleproto.providers.types import ChatResponse, SearchOutcome
-from oracleproto.settings import DetectorSettings, LLMSettings, SearchSettings
+from oracleproto.settings.model import DetectorSettings, LLMSettings, SearchSettings
 from oracleproto.sim import Simulator
 from oracleproto.transport import RecordReplay
 

@@ -14,14 +14,14 @@ from typing import Any
 import httpx
 import pytest
 
-from oracleproto.clock import FakeClock
-from oracleproto.parser import last_boxed
+from oracleproto.primitives.clock import FakeClock
 from oracleproto.providers.chat_parse import parse_chat_completion
 from oracleproto.providers.content_blocks import split_content
 from oracleproto.providers.detector import LeakDetector
 from oracleproto.providers.llm import OpenAIChatClient
 from oracleproto.providers.types import SearchResult
-from oracleproto.settings import DetectorSettings, LLMSettings
+from oracleproto.scoring.parser import last_boxed
+from oracleproto.settings.model import DetectorSettings, LLMSettings
 from oracleproto.sim.loopback import LoopbackServer
 from tests.providers.scripted import Script, json_response
 

@@ -14,10 +14,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from oracleproto import parse_verdict
-from oracleproto.clock import FakeClock
 from oracleproto.context import current_logical_call
 from oracleproto.errors import AuthError, BrowsingBarrierError, ConfigError
-from oracleproto.hashing import sha256_16
+from oracleproto.primitives.clock import FakeClock
+from oracleproto.primitives.hashing import sha256_16
 from oracleproto.providers.barrier import assert_detector_safe
 from oracleproto.providers.detector import (
     LeakDetector,
@@ -26,7 +26,7 @@ from oracleproto.providers.detector import (
 )
 from oracleproto.providers.detector_template import DETECTOR_TEMPLATE
 from oracleproto.providers.types import SearchResult
-from oracleproto.settings import DetectorSettings, LLMSettings
+from oracleproto.settings.model import DetectorSettings, LLMSettings
 from oracleproto.sim.loopback import LoopbackResponse, LoopbackServer
 from tests.providers.scripted import Script, chat_body, json_response
 

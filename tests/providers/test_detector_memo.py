@@ -7,10 +7,10 @@ from datetime import date
 
 import httpx
 
-from oracleproto.clock import FakeClock
+from oracleproto.primitives.clock import FakeClock
 from oracleproto.providers.detector import LeakDetector
 from oracleproto.providers.types import SearchResult
-from oracleproto.settings import DetectorSettings, LLMSettings
+from oracleproto.settings.model import DetectorSettings, LLMSettings
 from tests.transport.helpers import chat_body
 
 _REQUEST = httpx.Request("POST", "http://127.0.0.1/v1/chat/completions", content=b"{}")

@@ -17,8 +17,8 @@ from typing import Any
 import httpx
 import pytest
 
-from oracleproto.clock import FakeClock
-from oracleproto.hashing import sha256_16
+from oracleproto.primitives.clock import FakeClock
+from oracleproto.primitives.hashing import sha256_16
 from oracleproto.profile import builtin_profile
 from oracleproto.profile.builtin import DETECTOR_TEMPLATE
 from oracleproto.profile.model import HarnessProfile, MissingText
@@ -27,7 +27,7 @@ from oracleproto.providers.detector import LeakDetector
 from oracleproto.providers.detector_template import BUILTIN_DETECTOR_PROMPT_HASH, DetectorTemplate
 from oracleproto.providers.search_results import parse_results
 from oracleproto.providers.types import SearchResult
-from oracleproto.settings import DetectorSettings, LLMSettings
+from oracleproto.settings.model import DetectorSettings, LLMSettings
 from oracleproto.sim.loopback import LoopbackServer
 from tests.providers.earlier import CAPTURE_FILES, DETECTOR_MODEL, capture, current_profile, earlier_profile
 from tests.providers.scripted import Script, chat_body, json_response

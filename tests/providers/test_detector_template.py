@@ -9,9 +9,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from oracleproto.clock import FakeClock
 from oracleproto.errors import ConfigError
-from oracleproto.hashing import sha256_16
+from oracleproto.primitives.clock import FakeClock
+from oracleproto.primitives.hashing import sha256_16
 from oracleproto.prompts.text_file import MAX_TEXT_FILE_BYTES
 from oracleproto.providers.detector import LeakDetector, render_detector_prompt
 from oracleproto.providers.detector_template import (
@@ -21,7 +21,7 @@ from oracleproto.providers.detector_template import (
     DetectorTemplate,
 )
 from oracleproto.providers.types import SearchResult
-from oracleproto.settings import DetectorSettings, LLMSettings
+from oracleproto.settings.model import DetectorSettings, LLMSettings
 from oracleproto.sim.personas import DETECTOR_SLUG
 from oracleproto.sim.server import SimConfig, Simulator
 

@@ -10,14 +10,14 @@ from typing import Any
 import httpx
 import pytest
 
-from oracleproto.clock import FakeClock
 from oracleproto.errors import AuthError
+from oracleproto.primitives.clock import FakeClock
 from oracleproto.providers.detector import LeakDetector, Verdict
 from oracleproto.providers.filtered import FilteredSearch, build_audit
 from oracleproto.providers.keypool import TavilyKeyPool
 from oracleproto.providers.search import TavilySearch
 from oracleproto.providers.types import SearchOutcome, SearchResult
-from oracleproto.settings import DetectorSettings, LLMSettings, SearchSettings
+from oracleproto.settings.model import DetectorSettings, LLMSettings, SearchSettings
 from oracleproto.sim.loopback import LoopbackRequest, LoopbackResponse, LoopbackServer
 from tests.providers.scripted import Script, chat_body, json_response
 

@@ -10,15 +10,15 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
-from oracleproto.clock import FakeClock
 from oracleproto.errors import ErrorKind, ProviderUnavailableError, QuotaError
+from oracleproto.primitives.clock import FakeClock
 from oracleproto.providers.detector import LeakDetector
 from oracleproto.providers.keypool import TavilyKeyPool
 from oracleproto.providers.llm import OpenAIChatClient
 from oracleproto.providers.monitor import CallFailure, NullMonitor
 from oracleproto.providers.search import TavilySearch
 from oracleproto.providers.types import SearchResult
-from oracleproto.settings import DetectorSettings, LLMSettings, SearchSettings
+from oracleproto.settings.model import DetectorSettings, LLMSettings, SearchSettings
 from oracleproto.sim.loopback import LoopbackRequest, LoopbackResponse, LoopbackServer
 from tests.providers.scripted import Script, chat_body, json_response
 

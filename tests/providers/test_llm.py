@@ -12,12 +12,12 @@ from typing import Any
 import httpx
 import pytest
 
-from oracleproto.clock import FakeClock
 from oracleproto.context import CallContext, call_context, current_logical_call
 from oracleproto.errors import AuthError, BrowsingBarrierError, CallFailedError, ConfigError, ErrorKind
+from oracleproto.primitives.clock import FakeClock
 from oracleproto.providers.llm import OpenAIChatClient, derive_seed, is_reasoning_slug
 from oracleproto.providers.tools import WEB_SEARCH_SCHEMA
-from oracleproto.settings import LLMSettings
+from oracleproto.settings.model import LLMSettings
 from oracleproto.sim.loopback import LoopbackResponse, LoopbackServer
 from oracleproto.transport.extensions import LATENCY_MS, RECORDED_AT
 from tests.providers.payloads import all_interactions

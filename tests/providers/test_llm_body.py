@@ -14,14 +14,14 @@ from typing import Any
 import httpx
 import pytest
 
-from oracleproto.clock import FakeClock
 from oracleproto.context import CallContext, call_context
 from oracleproto.errors import ConfigError
+from oracleproto.primitives.clock import FakeClock
 from oracleproto.profile import builtin_profile
 from oracleproto.providers.llm import OpenAIChatClient, build_chat_body
 from oracleproto.providers.llm_body import check_llm_key_order, llm_body_keys
 from oracleproto.providers.tools import WEB_SEARCH_SCHEMA
-from oracleproto.settings import LLMSettings
+from oracleproto.settings.model import LLMSettings
 from oracleproto.sim.loopback import LoopbackServer
 from tests.providers.earlier import current_profile, earlier_profile
 from tests.providers.scripted import Script, chat_body, json_response

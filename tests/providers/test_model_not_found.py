@@ -19,15 +19,15 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
-from oracleproto.clock import FakeClock
 from oracleproto.errors import CallFailedError, ErrorKind
+from oracleproto.primitives.clock import FakeClock
 from oracleproto.providers.classify import classify_status, is_model_not_found, is_model_not_found_object
 from oracleproto.providers.detector import LeakDetector
 from oracleproto.providers.llm import OpenAIChatClient
 from oracleproto.providers.model_check import check_models, is_listed, listed_ids
 from oracleproto.providers.model_not_found import ModelNotFoundError
 from oracleproto.providers.types import SearchResult
-from oracleproto.settings import (
+from oracleproto.settings.model import (
     AnalysisSettings,
     DetectorSettings,
     LLMSettings,

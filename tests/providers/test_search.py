@@ -12,12 +12,12 @@ import httpx
 import pytest
 from pydantic import SecretStr
 
-from oracleproto.clock import FakeClock
 from oracleproto.context import current_logical_call
 from oracleproto.errors import AuthError, ConfigError, ErrorKind
+from oracleproto.primitives.clock import FakeClock
 from oracleproto.providers.keypool import TavilyKeyPool
 from oracleproto.providers.search import TavilySearch, parse_results, search_failure_kind
-from oracleproto.settings import SearchSettings
+from oracleproto.settings.model import SearchSettings
 from oracleproto.sim.loopback import LoopbackRequest, LoopbackResponse, LoopbackServer
 from oracleproto.transport.extensions import LATENCY_MS, RECORDED_AT
 from tests.providers.payloads import all_interactions

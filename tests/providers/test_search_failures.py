@@ -14,11 +14,11 @@ from typing import Any
 import httpx
 import pytest
 
-from oracleproto.clock import FakeClock
 from oracleproto.errors import ReplayMissError
+from oracleproto.primitives.clock import FakeClock
 from oracleproto.providers.keypool import TavilyKeyPool
 from oracleproto.providers.search import TavilySearch
-from oracleproto.settings import SearchSettings
+from oracleproto.settings.model import SearchSettings
 from oracleproto.sim.loopback import LoopbackResponse, LoopbackServer
 from tests.providers.scripted import Script, json_response
 

@@ -17,13 +17,13 @@ from typing import Any
 import httpx
 import pytest
 
-from oracleproto.clock import FakeClock
 from oracleproto.errors import ConfigError
+from oracleproto.primitives.clock import FakeClock
 from oracleproto.profile import builtin_profile
 from oracleproto.providers.keypool import TavilyKeyPool
 from oracleproto.providers.search import TavilySearch
 from oracleproto.providers.search_request import search_body, search_headers
-from oracleproto.settings import SearchSettings
+from oracleproto.settings.model import SearchSettings
 from oracleproto.sim.loopback import LoopbackServer
 from tests.providers.earlier import CAPTURE_FILES, capture, current_profile, earlier_profile
 from tests.providers.scripted import Script, json_response

@@ -15,6 +15,14 @@ from typing import Any
 
 import pytest
 
+from oracleproto.primitives.usage_cost import (
+    MAX_CALL_COST_USD,
+    MAX_TOKEN_COUNT,
+    UsageOutOfRangeError,
+    cached_prompt_tokens,
+    provider_cost_usd,
+    token_count,
+)
 from oracleproto.providers.chat_parse import (
     MalformedBodyError,
     body_usage,
@@ -24,14 +32,6 @@ from oracleproto.providers.chat_parse import (
 from oracleproto.providers.types import Usage
 from oracleproto.transport.entry import Entry
 from oracleproto.transport.stats import entry_tally
-from oracleproto.usage_cost import (
-    MAX_CALL_COST_USD,
-    MAX_TOKEN_COUNT,
-    UsageOutOfRangeError,
-    cached_prompt_tokens,
-    provider_cost_usd,
-    token_count,
-)
 
 NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -63,9 +63,7 @@ def test_a_number_out_of_range_makes_the_reply_a_defect(usage: dict[str, Any], f
     assert body_usage(reply(usage)) is None
 
 
-@pytest.mark.parametrize(
-    "value", [math.nan, math.inf, -math.inf, "12", None, True, 1.5, [3], {"n": 3}]
-)
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf, "12", None, True, 1.5, [3], {"n": 3}])
 def test_what_is_not_a_count_reads_as_not_reported(value: Any) -> None:
     usage = {"prompt_tokens": value, "completion_tokens": value, "cost_in_usd_ticks": value}
     # A fraction is a fine cost (USD), not a token count.

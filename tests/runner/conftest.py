@@ -15,11 +15,11 @@ import pytest
 
 from oracleproto.agent.result import SAMPLE_FIELDS
 from oracleproto.cli.run import write_run_analysis
-from oracleproto.clock import Clock, FakeClock, SystemClock
 from oracleproto.dataset.demo import demo_db_path
+from oracleproto.primitives.clock import Clock, FakeClock, SystemClock
 from oracleproto.runner.execute import RunOptions, RunSummary, execute_run
 from oracleproto.runner.replay import ReplayReport, replay_run
-from oracleproto.settings import Settings
+from oracleproto.settings.model import Settings
 from oracleproto.sim.faults import FaultConfig
 from oracleproto.sim.harness import SIM_LLM_KEY, SimRunSpec, simulated_settings
 from oracleproto.sim.server import SimConfig, Simulator

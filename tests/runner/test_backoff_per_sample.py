@@ -7,9 +7,9 @@ import random
 from collections import defaultdict
 from pathlib import Path
 
-from oracleproto.clock import FakeClock
 from oracleproto.context import current_call_context
 from oracleproto.dataset.demo import demo_db_path
+from oracleproto.primitives.clock import FakeClock
 from oracleproto.runner.execute import RunOptions, execute_run
 from oracleproto.sim.faults import FaultConfig
 from oracleproto.sim.harness import SimRunSpec, simulated_settings

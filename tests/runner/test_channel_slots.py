@@ -16,12 +16,12 @@ from pathlib import Path
 
 import httpx
 
-from oracleproto.clock import FakeClock
 from oracleproto.context import CallContext, call_context
+from oracleproto.primitives.clock import FakeClock
 from oracleproto.providers import OpenAIChatClient
 from oracleproto.providers.types import ChatModel
 from oracleproto.runner.channels import open_channels
-from oracleproto.settings import LLMSettings
+from oracleproto.settings.model import LLMSettings
 from oracleproto.sim.harness import ServedSimulator, SimRunSpec, simulated_settings
 from oracleproto.sim.loopback import LoopbackRequest, LoopbackResponse, LoopbackServer
 from tests.transport.helpers import chat_body, make_rr

@@ -23,9 +23,9 @@ import pytest
 from click.testing import CliRunner
 
 from oracleproto.cli.main import cli, main
-from oracleproto.clock import SystemClock
 from oracleproto.dataset.demo import demo_db_path
 from oracleproto.errors import AuthError, OracleprotoError
+from oracleproto.primitives.clock import SystemClock
 from oracleproto.runner.execute import RunOptions, execute_run
 from oracleproto.sim.faults import FaultConfig
 from oracleproto.sim.harness import SIM_LLM_KEY, SIM_MODELS, SimRunSpec, simulated_settings
@@ -173,10 +173,7 @@ def test_run_defaults_to_replay_and_re_executes_offline(
         enable_socket()
         socket_allow_hosts(["127.0.0.1", "::1"])
     assert code == 0, err
-    assert (
-        f"run {RUN_ID}: 16 slots, 16 run now"
-        in err
-    )
+    assert f"run {RUN_ID}: 16 slots, 16 run now" in err
     assert out.strip() == str(root / RUN_ID)
     manifest = json.loads((root / RUN_ID / "manifest.json").read_text(encoding="utf-8"))
     assert manifest["cassettes"]["mode"] == "replay" and manifest["finished_at"]
@@ -266,10 +263,7 @@ def test_a_key_revoked_mid_run_keeps_done_samples_and_the_rerun_completes(
         *SMALL[4:],
     )
     assert code == 0, err
-    assert (
-        f"{len(kept)} done before this session, {32 - len(kept)} run now"
-        in err
-    )
+    assert f"{len(kept)} done before this session, {32 - len(kept)} run now" in err
     after = raw_slot_reader(run_dir)
     assert {slot: after[slot] for slot in kept} == kept
     assert all(c["created_at"] is not None and c["error"] is None for c in after.values())

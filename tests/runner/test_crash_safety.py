@@ -21,9 +21,9 @@ import pytest
 from click.testing import CliRunner
 
 from oracleproto.cli.main import cli
-from oracleproto.clock import FakeClock
 from oracleproto.errors import StoreError
-from oracleproto.killpoints import ENV_VAR
+from oracleproto.primitives.clock import FakeClock
+from oracleproto.primitives.killpoints import ENV_VAR
 from oracleproto.runner.replay import replay_run
 from oracleproto.store import RunDir
 from oracleproto.transport.entry import to_json_line

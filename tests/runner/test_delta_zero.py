@@ -15,7 +15,7 @@ from oracleproto.analysis import analyze_run
 from oracleproto.dataset.demo import demo_db_path
 from oracleproto.dataset.loader import load_questions
 from oracleproto.runner.execute import RunSummary
-from oracleproto.settings import Settings
+from oracleproto.settings.model import Settings
 from oracleproto.sim.harness import SimRunSpec, simulated_settings
 from oracleproto.sim.server import Simulator
 from oracleproto.store import RunDir

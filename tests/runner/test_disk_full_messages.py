@@ -23,9 +23,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
-from oracleproto import killpoints
 from oracleproto.cli.main import cli
-from oracleproto.killpoints import ENV_VAR
+from oracleproto.primitives import killpoints
+from oracleproto.primitives.killpoints import ENV_VAR
 from oracleproto.store.model_store import ModelStore
 from oracleproto.transport.fileio import Journal
 

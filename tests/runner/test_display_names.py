@@ -8,7 +8,7 @@ from pathlib import Path
 
 from oracleproto.analysis.postrun import write_run_analysis
 from oracleproto.runner.execute import RunSummary
-from oracleproto.settings import Settings
+from oracleproto.settings.model import Settings
 from oracleproto.sim.harness import SimRunSpec, simulated_settings
 from oracleproto.sim.server import Simulator
 from oracleproto.store import RunDir

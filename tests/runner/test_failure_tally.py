@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from oracleproto.agent.result import SampleResult
-from oracleproto.clock import FakeClock
 from oracleproto.context import CallContext, call_context
+from oracleproto.primitives.clock import FakeClock
 from oracleproto.runner.failure_tally import FailureTally
 from oracleproto.runner.monitor import RunMonitor
 from oracleproto.runner.progress import RunProgress

@@ -29,12 +29,12 @@ from oracleproto.agent.result import SKIPPED_TRAINING_CUTOFF
 from oracleproto.analysis import analyze_run
 from oracleproto.analysis.writer import write_analysis
 from oracleproto.cli.run import write_run_analysis
-from oracleproto.clock import FakeClock
 from oracleproto.dataset.demo import demo_db_path
 from oracleproto.errors import AuthError
+from oracleproto.primitives.clock import FakeClock
 from oracleproto.runner.execute import RunOptions, RunSummary, execute_run
 from oracleproto.runner.replay import replay_run
-from oracleproto.settings import Settings
+from oracleproto.settings.model import Settings
 from oracleproto.sim.faults import FaultConfig
 from oracleproto.sim.harness import SIM_LLM_KEY, SIM_TAVILY_KEY, SimRunSpec, simulated_settings
 from oracleproto.sim.server import SimConfig, Simulator

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from oracleproto.agent.result import SKIPPED_TRAINING_CUTOFF
-from oracleproto.clock import FakeClock
+from oracleproto.primitives.clock import FakeClock
 from oracleproto.runner.replay import replay_run
 from oracleproto.sim.faults import FaultConfig
 from oracleproto.store import RunDir

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from oracleproto._version import HARNESS_REVISION
-from oracleproto.audit.refresh import RefreshOptions, refresh_run
-from oracleproto.clock import SystemClock
 from oracleproto.dataset.demo import demo_db_path
 from oracleproto.errors import StoreError
+from oracleproto.primitives.clock import SystemClock
+from oracleproto.refresh.execute import RefreshOptions, refresh_run
 from oracleproto.runner.execute import RunOptions, execute_run
 from oracleproto.runner.replay import replay_run
 from oracleproto.sim.harness import SimRunSpec, simulated_settings

@@ -1,7 +1,7 @@
 """Kill a recording at every named phase boundary, rerun the same command, get the uninterrupted run.
 
 Deterministic, not timed: each recording is a real ``oracleproto sim run`` subprocess with
-``ORACLEPROTO_TEST_KILL_AT=<phase>[:<n>]@<action>`` (``oracleproto/killpoints.py``), so the process
+``ORACLEPROTO_TEST_KILL_AT=<phase>[:<n>]@<action>`` (``oracleproto/primitives/killpoints.py``), so the process
 dies (SIGKILL), receives SIGTERM or hits a full disk at exactly that boundary. For each point:
 the process stopped where intended (the on-disk state says so), the same command (rerun in this
 process through click) completes the run, the result equals an uninterrupted recording (DB
@@ -34,9 +34,9 @@ from click.testing import CliRunner
 
 from oracleproto.cli.main import cli
 from oracleproto.cli.run import write_run_analysis
-from oracleproto.clock import FakeClock
 from oracleproto.errors import OracleprotoError
-from oracleproto.killpoints import ENV_VAR
+from oracleproto.primitives.clock import FakeClock
+from oracleproto.primitives.killpoints import ENV_VAR
 from oracleproto.runner.replay import ReplayReport, replay_run
 from oracleproto.store import RunDir, logical_dump
 from oracleproto.store.sample_entries import read_sample_keys

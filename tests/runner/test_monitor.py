@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from oracleproto.clock import FakeClock
 from oracleproto.errors import ErrorKind, ProviderUnavailableError
+from oracleproto.primitives.clock import FakeClock
 from oracleproto.providers.monitor import CallFailure
 from oracleproto.runner.monitor import RunMonitor
 from oracleproto.runner.progress import RunProgress

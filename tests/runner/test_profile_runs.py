@@ -14,7 +14,7 @@ from oracleproto.cli.run import write_run_analysis
 from oracleproto.errors import StoreError
 from oracleproto.profile import builtin_profile, load_profile, profile_fingerprint
 from oracleproto.runner.run_texts import PROFILE_DATA_KEY, PROFILE_KEY, recorded_run_texts
-from oracleproto.settings import Settings
+from oracleproto.settings.model import Settings
 from oracleproto.sim.harness import SimRunSpec, simulated_settings
 from oracleproto.sim.server import SimConfig, Simulator
 from oracleproto.store import Manifest
@@ -101,7 +101,7 @@ def test_it_replays_byte_for_byte_and_verifies(earlier_run: Path, tmp_path: Path
 
     report = replay_offline(earlier_run, tmp_path / "replayed", analysis=True)
     assert report.ok, [c for c in report.checks if not c.ok]
-    from oracleproto.verify.run import verify_path
+    from oracleproto.verify.target import verify_path
 
     verdict = verify_path(earlier_run, dataset=None)
     named = [c for c in verdict.checks if c.what.startswith("harness profile")]

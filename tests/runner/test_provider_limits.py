@@ -17,12 +17,12 @@ from typing import Any
 
 import pytest
 
-from oracleproto.clock import FakeClock
 from oracleproto.dataset.demo import demo_db_path
 from oracleproto.errors import ProviderUnavailableError, QuotaError, RunStoppedError
+from oracleproto.primitives.clock import FakeClock
 from oracleproto.runner.execute import RunOptions, RunSummary, execute_run
 from oracleproto.runner.replay import replay_run
-from oracleproto.settings import Settings
+from oracleproto.settings.model import Settings
 from oracleproto.sim.faults import FaultConfig
 from oracleproto.sim.harness import SimRunSpec, simulated_settings
 from oracleproto.sim.server import SimConfig, Simulator

@@ -20,7 +20,7 @@ from typing import Any
 from click.testing import CliRunner
 
 from oracleproto.cli.main import cli
-from oracleproto.clock import FakeClock
+from oracleproto.primitives.clock import FakeClock
 from oracleproto.runner.replay import replay_run
 
 RUN_ID = "20260105-060708-f00d"

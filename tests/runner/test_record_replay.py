@@ -17,10 +17,10 @@ from pytest_socket import SocketBlockedError, disable_socket, enable_socket, soc
 
 from oracleproto.agent.result import SAMPLE_FIELDS, SKIPPED_TRAINING_CUTOFF
 from oracleproto.cli.run import write_run_analysis
-from oracleproto.clock import FakeClock
 from oracleproto.dataset.admission import admissible, parse_training_cutoff
 from oracleproto.dataset.demo import demo_db_path
 from oracleproto.dataset.loader import load_questions
+from oracleproto.primitives.clock import FakeClock
 from oracleproto.runner.replay import ReplayReport, replay_run
 from oracleproto.sim.harness import SIM_MODELS
 from oracleproto.store import RunDir, logical_dump, model_file_name

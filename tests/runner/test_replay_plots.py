@@ -16,10 +16,10 @@ from typing import Any
 
 import pytest
 
-from oracleproto import killpoints
 from oracleproto.analysis import writer
 from oracleproto.cli.run import write_run_analysis
-from oracleproto.clock import FakeClock
+from oracleproto.primitives import killpoints
+from oracleproto.primitives.clock import FakeClock
 from oracleproto.runner import replay_plots
 from oracleproto.runner.replay import compare_runs, db_digests, replay_run
 from oracleproto.runner.replay_shards import FollowUpError, ReplayShard

@@ -19,16 +19,17 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from oracleproto import killpoints
 from oracleproto.cli.main import cli
-from oracleproto.clock import FakeClock
 from oracleproto.errors import OracleprotoError, ReplayMissError
+from oracleproto.primitives import killpoints
+from oracleproto.primitives.clock import FakeClock
+from oracleproto.primitives.fileio import atomic_write
 from oracleproto.runner import replay_shards
 from oracleproto.runner.replay import default_processes, replay_run
 from oracleproto.runner.replay_shards import split_by_question
 from oracleproto.store import ModelStore
 from oracleproto.transport import replay_index
-from oracleproto.transport.fileio import atomic_write, dump_entries, read_entries
+from oracleproto.transport.fileio import dump_entries, read_entries
 from tests.runner.conftest import replay_offline
 
 

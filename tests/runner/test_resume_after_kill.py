@@ -22,8 +22,8 @@ from typing import Any
 
 import pytest
 
-from oracleproto.clock import FakeClock
 from oracleproto.errors import StoreError
+from oracleproto.primitives.clock import FakeClock
 from oracleproto.runner.replay import replay_run
 from oracleproto.store import RunDir
 from oracleproto.store.sample_entries import read_sample_keys

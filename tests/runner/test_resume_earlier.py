@@ -12,16 +12,16 @@ import pytest
 from click.testing import CliRunner
 
 from oracleproto.cli.main import cli
-from oracleproto.clock import SystemClock
 from oracleproto.dataset.demo import demo_db_path
 from oracleproto.errors import StoreError
+from oracleproto.primitives.clock import SystemClock
 from oracleproto.runner.execute import RunOptions, execute_run
 from oracleproto.runner.identity import resolve_identity
 from oracleproto.runner.manifest_build import build_manifest
 from oracleproto.runner.plan import build_plan
 from oracleproto.runner.resume_guard import resume_changes
 from oracleproto.runner.setting_roles import SECTIONS
-from oracleproto.settings import Settings
+from oracleproto.settings.model import Settings
 from oracleproto.store import CassettesInfo, RunDir
 from tests.earlier_layout import CUTOFFS, RUN_ID, write_earlier_run
 

@@ -15,15 +15,15 @@ from typing import Any
 
 import pytest
 
-from oracleproto.clock import SystemClock
 from oracleproto.dataset.demo import demo_db_path
 from oracleproto.errors import StoreError
+from oracleproto.primitives.clock import SystemClock
 from oracleproto.providers.detector import detector_prompt_hash
 from oracleproto.runner.execute import RunOptions, RunSummary, execute_run
 from oracleproto.runner.identity import config_snapshot
 from oracleproto.runner.resume_guard import settings_changes
 from oracleproto.runner.setting_roles import ROLES, SECTIONS
-from oracleproto.settings import DetectorSettings, ReactSettings, Settings
+from oracleproto.settings.model import DetectorSettings, ReactSettings, Settings
 from oracleproto.sim.harness import SimRunSpec, simulated_settings
 from oracleproto.sim.server import SimConfig, Simulator
 from oracleproto.store import RunDir

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from oracleproto.analysis.reader import read_run
-from oracleproto.clock import SystemClock
 from oracleproto.errors import ConfigError, StoreError
-from oracleproto.hashing import sha256_16
+from oracleproto.primitives.clock import SystemClock
+from oracleproto.primitives.hashing import sha256_16
 from oracleproto.prompts import BUDGET_FOOTER_TEXT, REFLECTION_PROTOCOL_TEXT, load_protocol_file
 from oracleproto.providers.detector_template import BUILTIN_DETECTOR_PROMPT_HASH, DetectorTemplate
 from oracleproto.runner.execute import RunSummary
@@ -29,7 +29,7 @@ from oracleproto.runner.run_texts import (
     recorded_run_texts,
     with_protocol_switches,
 )
-from oracleproto.settings import (
+from oracleproto.settings.model import (
     AnalysisSettings,
     DetectorSettings,
     LLMSettings,

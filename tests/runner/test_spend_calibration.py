@@ -18,7 +18,7 @@ from oracleproto.errors import AnalysisError
 from oracleproto.runner.setting_roles import SECTIONS
 from oracleproto.runner.spend_calibration import load_calibration
 from oracleproto.runner.spend_plan import Bound, build_spend_plan
-from oracleproto.settings import Settings
+from oracleproto.settings.model import Settings
 
 SLUG = "a/x::r5::c4"
 #: a/x is in the pilot; b/y is not (its cutoff admits 12 of the 16 demo questions).

@@ -16,11 +16,11 @@ from click.testing import CliRunner
 from oracleproto.analysis.postrun import analyze_with_settings
 from oracleproto.analysis.writer import write_analysis
 from oracleproto.cli.main import cli
-from oracleproto.clock import SystemClock
 from oracleproto.dataset.demo import demo_db_path
+from oracleproto.primitives.clock import SystemClock
 from oracleproto.runner.execute import RunOptions, RunSummary, execute_run
 from oracleproto.runner.spend_cap import SpendCap, SpendCapError
-from oracleproto.settings import Settings
+from oracleproto.settings.model import Settings
 from oracleproto.sim.faults import FaultConfig
 from oracleproto.sim.harness import SimRunSpec, simulated_settings
 from oracleproto.sim.server import SimConfig, Simulator

@@ -15,7 +15,7 @@ from oracleproto.prompts import render_prompt
 from oracleproto.runner.identity import resolve_identity
 from oracleproto.runner.setting_roles import SECTIONS
 from oracleproto.runner.spend_plan import CHARS_PER_TOKEN, Bound, build_spend_plan
-from oracleproto.settings import Settings
+from oracleproto.settings.model import Settings
 
 #: a/x admits every demo question; b/y's cutoff excludes the four resolving before 2026-03-21.
 CUTOFFS = {"a/x": "2026-02", "b/y": "2026-03-20"}

@@ -32,9 +32,7 @@ def test_a_gzip_bomb_is_small_on_the_wire_and_valid_json_once_decoded() -> None:
     assert len(decoded) == 8 * 2**20 + 9 and json.loads(decoded) == {"ok": 1}
 
 
-@pytest.mark.parametrize(
-    "knobs", [{"gzip_bomb_mib": -1}, {"drip_s": -0.5}, {"odd_usage": "negative"}]
-)
+@pytest.mark.parametrize("knobs", [{"gzip_bomb_mib": -1}, {"drip_s": -0.5}, {"odd_usage": "negative"}])
 def test_bad_knobs_are_refused(knobs: dict[str, object]) -> None:
     with pytest.raises(ValueError, match=r"gzip_bomb_mib|odd_usage"):
         FaultConfig(**knobs)  # type: ignore[arg-type]

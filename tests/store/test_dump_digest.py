@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from oracleproto.hashing import sha256_hex
+from oracleproto.primitives.hashing import sha256_hex
 from oracleproto.store import logical_digest, logical_dump
 from oracleproto.verify.demo import find_demo_run
 

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from syrupy.assertion import SnapshotAssertion
 
-from oracleproto.clock import SystemClock
 from oracleproto.errors import StoreError
+from oracleproto.primitives.clock import SystemClock
 from oracleproto.store import CassettesInfo, Filters, Grid, Hashes, Manifest, format_timestamp, model_file_map
 
 RUN_ID = "20260301-120000-0a1f"

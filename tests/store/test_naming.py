@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from oracleproto.clock import FakeClock
 from oracleproto.errors import StoreError
+from oracleproto.primitives.clock import FakeClock
 from oracleproto.store import (
     format_timestamp,
     model_file_map,

@@ -10,7 +10,7 @@ from typing import Any
 
 import httpx
 
-from oracleproto.clock import FakeClock
+from oracleproto.primitives.clock import FakeClock
 from oracleproto.sim.loopback import LoopbackRequest, LoopbackResponse
 from oracleproto.transport.recorder import Mode, RecordReplay
 

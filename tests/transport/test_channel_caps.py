@@ -128,4 +128,3 @@ def test_a_cap_below_one_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="max_in_flight for llm must be at least 1"):
         rr.transport("llm", max_in_flight=0)
     rr.close()
-

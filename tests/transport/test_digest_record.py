@@ -9,7 +9,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oracleproto.hashing import LONG_STRING
+from oracleproto.primitives.hashing import LONG_STRING
 from oracleproto.transport.entry import (
     Entry,
     _bytes_tag,

@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 
 from oracleproto.errors import DiskFullError, TransportError
+from oracleproto.primitives.fileio import TEMP_SUFFIX
 from oracleproto.transport import store as store_module
 from oracleproto.transport.entry import entry_digest, to_json_line
-from oracleproto.transport.fileio import TEMP_SUFFIX, read_entries
+from oracleproto.transport.fileio import read_entries
 from oracleproto.transport.integrity import merkle_root
 from oracleproto.transport.layout import JOURNAL_DIR, all_cassette_files
 from oracleproto.transport.store import CassetteStore, fold_journals, has_leftover_journal, rebuild_index

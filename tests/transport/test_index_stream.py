@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 
 from oracleproto.errors import CassetteIntegrityError
+from oracleproto.primitives.fileio import atomic_write
 from oracleproto.transport.entry import Entry
 from oracleproto.transport.entry_stream import stream_entries
-from oracleproto.transport.fileio import atomic_write, dump_entries, parse_entries
+from oracleproto.transport.fileio import dump_entries, parse_entries
 from oracleproto.transport.index import CacheIndex, fingerprint
 from oracleproto.transport.layout import all_cassette_files, generation_dir
 from oracleproto.transport.replay_index import is_ready, rebuild_for_replay

@@ -8,7 +8,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oracleproto.hashing import canonical_json
+from oracleproto.primitives.hashing import canonical_json
 from oracleproto.transport.entry import (
     Entry,
     _json_safe,

@@ -17,8 +17,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from oracleproto.clock import FakeClock
 from oracleproto.errors import ErrorKind
+from oracleproto.primitives.clock import FakeClock
 from oracleproto.providers.classify import classify_error
 from oracleproto.sim.loopback import LoopbackResponse, LoopbackServer
 from oracleproto.transport import RecordReplay

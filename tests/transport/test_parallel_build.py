@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 
 from oracleproto.errors import CassetteIntegrityError
+from oracleproto.primitives.fileio import atomic_write
 from oracleproto.transport import parallel_build, replay_index
-from oracleproto.transport.fileio import atomic_write, dump_entries
+from oracleproto.transport.fileio import dump_entries
 from oracleproto.transport.index import CacheIndex, fingerprint
 from oracleproto.transport.layout import all_cassette_files, generation_dir
 from oracleproto.transport.parallel_build import build_workers, index_file

@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oracleproto.clock import SystemClock
 from oracleproto.context import CallContext, call_context, logical_call
-from oracleproto.hashing import sha256_hex
+from oracleproto.primitives.clock import SystemClock
+from oracleproto.primitives.hashing import sha256_hex
 from oracleproto.transport.keys import canonical_request, entry_key, parse_body, projection_json
 from oracleproto.transport.prepared import PreparedRequest
 from oracleproto.transport.recorder import RecordReplay

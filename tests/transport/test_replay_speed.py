@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from oracleproto.context import CallContext, call_context
-from oracleproto.hashing import canonical_json, sha256_hex
+from oracleproto.primitives.hashing import canonical_json, sha256_hex
 from oracleproto.sim.loopback import LoopbackServer
 from oracleproto.transport.entry import _json_safe, entry_digest, interaction_digest, to_interaction
 from oracleproto.transport.index import CacheIndex, fingerprint

@@ -10,13 +10,13 @@ from pathlib import Path
 import httpx
 import pytest
 
-from oracleproto.clock import FakeClock
 from oracleproto.context import CallContext, call_context, logical_call
 from oracleproto.errors import ConfigError, ReplayMissError
+from oracleproto.primitives.clock import FakeClock
 from oracleproto.providers.detector import LeakDetector
 from oracleproto.providers.filtered import FilteredSearch
 from oracleproto.providers.types import SearchOutcome, SearchResult
-from oracleproto.settings import DetectorSettings, LLMSettings
+from oracleproto.settings.model import DetectorSettings, LLMSettings
 from oracleproto.transport import extensions as ext
 from oracleproto.transport.diff import generation_diff
 from oracleproto.transport.keys import canonical_request, context_dict, entry_key

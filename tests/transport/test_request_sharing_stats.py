@@ -8,8 +8,8 @@ from pathlib import Path
 import httpx
 from click.testing import CliRunner
 
-from oracleproto.audit.classify import slot_of
 from oracleproto.cli.main import cli
+from oracleproto.refresh.classify import slot_of
 from oracleproto.transport.stats import cassette_stats
 from oracleproto.transport.store import CassetteStore
 from tests.transport.helpers import CHAT_PATH, make_rr

@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 
 from oracleproto.context import CallContext, call_context
-from oracleproto.redact import url_credentials
+from oracleproto.primitives.redact import url_credentials
 from oracleproto.transport.entry import Entry
 from oracleproto.transport.scrub import (
     collect_secrets,

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from oracleproto.clock import FakeClock
 from oracleproto.errors import ConfigError
+from oracleproto.primitives.clock import FakeClock
 from oracleproto.transport import RecordReplay
 
 

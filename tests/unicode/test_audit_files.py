@@ -19,7 +19,7 @@ from oracleproto.leakaudit import items as items_module
 from oracleproto.leakaudit.item_source import load_page_items
 from oracleproto.leakaudit.items import META_FILE, AuditError, AuditItem, read_items, write_items
 from oracleproto.leakaudit.labels import Label, append_labels, labels_path, read_labels
-from oracleproto.store.manifest import atomic_write_text
+from oracleproto.primitives.fileio import atomic_write_text
 from tests.leakaudit.helpers import item
 
 HOSTILE = "a\u2028b\u2029c\x85d\x00e\ud800f\u202eg\u2066h\u200bi\ufeffj\x1ck"

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from oracleproto import safe_text
 from oracleproto.analysis.export import render_export
+from oracleproto.primitives import safe_text
 
 #: Every character class that broke a writer or a reader, plus ordinary non-ASCII.
 _HOSTILE = '\x00\x1c\x85\u2028\u2029\ud800\udfff\u202e\u2066\u2069\u200b\ufeffé中\U0001f600\\"\n'

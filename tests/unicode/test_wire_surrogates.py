@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from oracleproto.hashing import canonical_json
+from oracleproto.primitives.hashing import canonical_json
 from oracleproto.sim.hostile import INVALID_BYTES, INVALID_UTF8, HostileText, wire_bytes
 from oracleproto.transport.keys import canonical_request, entry_key_from_json, projection_json
 from oracleproto.transport.shared_keys import shared_key

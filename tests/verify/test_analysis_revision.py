@@ -11,7 +11,7 @@ from oracleproto._version import ANALYSIS_REVISION
 from oracleproto.analysis import analyze_run, read_run, summary_json, write_analysis
 from oracleproto.analysis.postrun import analyze_with_settings
 from oracleproto.analysis.revisions import summary_revision
-from oracleproto.settings import AnalysisSettings
+from oracleproto.settings.model import AnalysisSettings
 from oracleproto.verify import VerifyReport, verify_run
 from oracleproto.verify.regen import published_revision
 from tests.earlier_layout import write_earlier_run

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from oracleproto.cli.run import write_run_analysis
-from oracleproto.clock import SystemClock
+from oracleproto.primitives.clock import SystemClock
 from oracleproto.runner.replay import ReplayReport, replay_run
 from oracleproto.verify import export_bundle, import_bundle, verify_path
 from oracleproto.verify.bundle import BundleError

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from oracleproto.killpoints import ENV_VAR
-from oracleproto.oslock import lock_exclusive
+from oracleproto.primitives.killpoints import ENV_VAR
+from oracleproto.primitives.oslock import lock_exclusive
 from oracleproto.verify.bundle_import import remove_stale_imports
 from tests.hostile import run_main
 from tests.verify.test_hostile_bundles import DB, GOOD, GOOD_MEMBERS, bundle_of

@@ -13,12 +13,12 @@ from click.testing import CliRunner
 
 from oracleproto.analysis.postrun import write_run_analysis
 from oracleproto.cli.main import cli
-from oracleproto.clock import FakeClock
 from oracleproto.context import CallContext, call_context
 from oracleproto.errors import StoreError, TransportError
+from oracleproto.primitives.clock import FakeClock
 from oracleproto.providers import OpenAIChatClient
 from oracleproto.runner.replay import replay_run
-from oracleproto.settings import LLMSettings
+from oracleproto.settings.model import LLMSettings
 from oracleproto.sim import Simulator
 from oracleproto.sim.harness import SIM_LLM_KEY
 from oracleproto.store import RunDir

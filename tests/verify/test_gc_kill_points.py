@@ -1,7 +1,7 @@
 """``cassettes gc --apply`` stopped at every step of its switch: one seal always, a rerun ends the job.
 
 Each scenario is a real ``oracleproto cassettes gc RUN --apply`` subprocess with
-``ORACLEPROTO_TEST_KILL_AT=<phase>[:<n>]@<action>`` (``oracleproto/killpoints.py``): SIGKILL at
+``ORACLEPROTO_TEST_KILL_AT=<phase>[:<n>]@<action>`` (``oracleproto/primitives/killpoints.py``): SIGKILL at
 every step (each staged file, the commit, each file moved into place, the cleanup), and SIGINT
 (Ctrl-C) before the commit, at it and during the move. For each, on the files left behind:
 
@@ -29,11 +29,11 @@ from click.testing import CliRunner
 
 from oracleproto.cli.exits import EXIT_INTERRUPTED
 from oracleproto.cli.main import cli
-from oracleproto.clock import FakeClock
 from oracleproto.context import CallContext, call_context
-from oracleproto.killpoints import ENV_VAR
+from oracleproto.primitives.clock import FakeClock
+from oracleproto.primitives.killpoints import ENV_VAR
 from oracleproto.providers import OpenAIChatClient
-from oracleproto.settings import LLMSettings
+from oracleproto.settings.model import LLMSettings
 from oracleproto.sim import Simulator
 from oracleproto.sim.harness import SIM_LLM_KEY
 from oracleproto.store import RunDir

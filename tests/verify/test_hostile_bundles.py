@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from oracleproto.hashing import canonical_json, sha256_hex
+from oracleproto.primitives.hashing import canonical_json, sha256_hex
 from oracleproto.verify.bundle_schema import FORMAT, MAX_MANIFEST_BYTES
 from tests.hostile import peak_rss, run_main, tree
 

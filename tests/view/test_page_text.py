@@ -16,7 +16,7 @@ import pytest
 
 from oracleproto.analysis.reader import read_run
 from oracleproto.errors import AnalysisError
-from oracleproto.loopback_http import inline_hashes
+from oracleproto.primitives.loopback_http import inline_hashes
 from oracleproto.view import render_page, write_page
 from oracleproto.view.document import document_json, json_text
 from oracleproto.view.inert import MARK, visible_text, with_inert

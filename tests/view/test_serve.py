@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from oracleproto.loopback_http import inline_hashes
+from oracleproto.primitives.loopback_http import inline_hashes
 from oracleproto.view.serve import ViewServer, serve_in_thread
 from tests.browser import ConfinedPage
 

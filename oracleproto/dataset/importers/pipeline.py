@@ -8,17 +8,13 @@ source DB byte-deterministically and returns the construction report.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import sqlite3
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from oracleproto import killpoints
 from oracleproto.dataset.builder import features_document, write_db_atomically
 from oracleproto.dataset.hashes import metadata_hash, source_db_hash
 from oracleproto.dataset.importers.records import Candidate, Drop
@@ -27,8 +23,10 @@ from oracleproto.dataset.loader import METADATA_TABLE
 from oracleproto.dataset.models import Question
 from oracleproto.dataset.validation import duplicate_label_warnings, validate_rows, validate_templates
 from oracleproto.errors import DatasetError, DatasetProblem
-from oracleproto.hashing import sha256_hex
-from oracleproto.oserrors import cannot_write
+from oracleproto.primitives import killpoints
+from oracleproto.primitives.fileio import atomic_write_text
+from oracleproto.primitives.hashing import sha256_hex
+from oracleproto.primitives.oserrors import cannot_write
 
 #: Version of the import record's shape; bump when the pipeline's output for the same input changes.
 IMPORT_FORMAT_VERSION = 2
@@ -135,18 +133,6 @@ def _strict_error(source: str, bad: Sequence[Drop]) -> DatasetError:
     return DatasetError(source, problems)
 
 
-def _write_text_atomically(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-
-
 def run_import(batch: SourceBatch, out: Path, settings: ImportSettings) -> ImportResult:
     """Filter, validate, write ``out`` and ``OUT.report.json``; ``DatasetError`` on refusal."""
     if settings.min_end_date is not None:
@@ -214,7 +200,7 @@ def run_import(batch: SourceBatch, out: Path, settings: ImportSettings) -> Impor
         },
     )
     try:
-        _write_text_atomically(
+        atomic_write_text(
             report_path, json.dumps(report, ensure_ascii=False, sort_keys=True, indent=2) + "\n"
         )
     except OSError as exc:

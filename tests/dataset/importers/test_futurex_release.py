@@ -137,8 +137,7 @@ def test_the_frame_closing_quote_is_not_part_of_the_last_option() -> None:
 
 def test_a_wholly_quoted_label_loses_its_quotes_but_a_quoted_title_keeps_them() -> None:
     prompt = (
-        'The event to be predicted: "X (resolved around 2031-03-02 (GMT+8)). \n'
-        'A. "Rain"\nB. "Sun," then fog"'
+        'The event to be predicted: "X (resolved around 2031-03-02 (GMT+8)). \nA. "Rain"\nB. "Sun," then fog"'
     )
     assert futurex.parse_options(prompt) == ("Rain", '"Sun," then fog')
 

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from oracleproto.dataset.hashes import source_db_hash
-from oracleproto.killpoints import ENV_VAR
+from oracleproto.primitives.killpoints import ENV_VAR
 from tests.dataset.importers.support import FUTUREX, IMPORTS, read_report, run_import
 
 

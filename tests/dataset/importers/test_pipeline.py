@@ -14,8 +14,8 @@ import pytest
 from oracleproto.dataset.hashes import source_db_hash
 from oracleproto.dataset.loader import load_questions
 from oracleproto.dataset.models import Question
-from oracleproto.parser import parse_answer
-from oracleproto.parser_mode import ANSWER_PARSERS
+from oracleproto.scoring.parser import parse_answer
+from oracleproto.scoring.parser_mode import ANSWER_PARSERS
 from tests.dataset.importers.support import (
     FB_QUESTIONS,
     FB_RESOLUTIONS,

@@ -9,7 +9,7 @@ from oracleproto.dataset.importers import futurex
 from oracleproto.dataset.importers.records import Candidate
 from oracleproto.dataset.models import letter
 from oracleproto.dataset.validation import validate_rows
-from oracleproto.parser import parse_answer
+from oracleproto.scoring.parser import parse_answer
 
 # Labels of two or more characters: a one-character label is ambiguous with a letter (letters win).
 _WORDS = (

@@ -1,0 +1,1 @@
+"""The answer parser and how its mode is chosen."""

@@ -1,0 +1,17 @@
+"""What ``oracleproto verify`` is given: a run directory, a panel, or a ``.tar.gz`` bundle."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from oracleproto.verify.findings import VerifyReport
+from oracleproto.verify.run import Progress, _quiet, verify_run
+
+
+def verify_path(target: Path, *, dataset: Path | None = None, progress: Progress = _quiet) -> VerifyReport:
+    """A run directory or panel, or a ``.tar.gz`` bundle (imported into a temporary folder first)."""
+    if target.is_file():
+        from oracleproto.verify.bundle import verify_bundle
+
+        return verify_bundle(target, dataset=dataset, progress=progress)
+    return verify_run(target, dataset=dataset, progress=progress)

@@ -1,0 +1,230 @@
+"""The secret scrub's coverage (issue 32): every key, its base64 and URL-encoded forms, echoed fragments.
+
+Property tests with an oracle independent of the scrub's own patterns: after ``redact_entry`` no
+field holds 12 consecutive characters of the key, neither as written, nor once URL-decoded, nor
+once any base64-looking run in it is decoded at any alignment. Then the run scan that makes the
+scrub fast is checked against the whole-text search it replaced, byte for byte.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from urllib.parse import quote, quote_plus, unquote, unquote_plus
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from oracleproto.primitives.redact import (
+    MIN_FRAGMENT,
+    REDACTED,
+    scrub_fragments,
+    scrub_fragments_everywhere,
+    secret_forms,
+)
+from oracleproto.transport.entry import Entry
+from oracleproto.transport.scrub import collect_secrets, redact_entry
+
+#: Characters of real keys (OpenAI ``sk-proj-…``, Tavily ``tvly-…``) plus the ones URL and base64
+#: encodings treat specially, so the encoded forms differ from the key.
+_KEY_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_+/=.~"
+#: Text around the key: spaces, JSON punctuation, non-ASCII, and key characters too (so runs of
+#: key characters continue past the key's edges).
+_FILLER = st.text(alphabet='ab xyz09{}":,é–😀+/=-_', max_size=40)
+_B64_RUN = re.compile(r"[A-Za-z0-9+/=_-]{4,}")
+
+
+def _has_fragment(text: bytes, key: bytes) -> bool:
+    """True when ``text`` holds ``MIN_FRAGMENT`` consecutive bytes of ``key``."""
+    return any(key[i : i + MIN_FRAGMENT] in text for i in range(len(key) - MIN_FRAGMENT + 1))
+
+
+def _b64_decodings(text: str) -> list[bytes]:
+    """Every base64-looking run of ``text`` decoded from each of its four starting offsets."""
+    out: list[bytes] = []
+    for run in _B64_RUN.findall(text):
+        standard = run.replace("-", "+").replace("_", "/").replace("=", "")
+        for offset in range(4):
+            part = standard[offset:]
+            part = part[: len(part) - len(part) % 4]
+            try:
+                out.append(base64.b64decode(part, validate=True))
+            except (binascii.Error, ValueError):
+                continue
+    return out
+
+
+def _leaks(text: str, key: str) -> list[str]:
+    """How ``text`` still shows ``key`` (empty when it does not)."""
+    raw = key.encode()
+    found = []
+    if _has_fragment(text.encode("utf-8", "surrogatepass"), raw):
+        found.append("as written")
+    for name, decode in (("URL-decoded", unquote), ("URL-decoded (plus)", unquote_plus)):
+        if _has_fragment(decode(text).encode("utf-8", "surrogatepass"), raw):
+            found.append(name)
+    if any(_has_fragment(decoded, raw) for decoded in _b64_decodings(text)):
+        found.append("base64-decoded")
+    return found
+
+
+@st.composite
+def _exposures(draw: st.DrawFn) -> tuple[str, str]:
+    """A key and a text echoing it in every way a provider, proxy or log line does."""
+    key = draw(st.text(alphabet=_KEY_CHARS, min_size=MIN_FRAGMENT, max_size=164))
+    pieces: list[str] = []
+    for _ in range(draw(st.integers(1, 6))):
+        pieces.append(draw(_FILLER))
+        kind = draw(st.sampled_from(["whole", "fragment", "base64", "urlsafe", "quote", "quote_plus"]))
+        if kind == "whole":
+            pieces.append(key)
+        elif kind == "fragment":
+            start = draw(st.integers(0, len(key) - MIN_FRAGMENT))
+            end = draw(st.integers(start + MIN_FRAGMENT, len(key)))
+            pieces.append(key[start:end])
+        elif kind in {"base64", "urlsafe"}:
+            # The key inside a longer encoded text (``Basic`` credentials, a header dump): any alignment.
+            around = draw(_FILLER).encode() + key.encode() + draw(_FILLER).encode()
+            encode = base64.b64encode if kind == "base64" else base64.urlsafe_b64encode
+            pieces.append(encode(around).decode())
+        else:
+            encoded = quote(key, safe="") if kind == "quote" else quote_plus(key, safe="")
+            start = draw(st.integers(0, max(0, len(encoded) - MIN_FRAGMENT)))
+            pieces.append(encoded[start:])
+    pieces.append(draw(_FILLER))
+    return key, "".join(pieces)
+
+
+def _entry(text: str) -> Entry:
+    return Entry(
+        key="k" * 64,
+        channel="llm",
+        request_meta={},
+        request_body=text,
+        context=None,
+        occurrence=None,
+        method="POST",
+        uri=f"https://h/v1/x?q={text}",
+        request_headers={},
+        status=401,
+        reason=text,
+        response_headers={"x-echo": [text]},
+        body=text.encode("utf-8", "surrogatepass"),
+        exception={"message": text},
+        latency_ms=1,
+        recorded_at="2026-01-01T00:00:00.000000+00:00",
+    )
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, database=None)
+@given(_exposures(), st.sampled_from(["Bearer", "Token"]))
+def test_no_form_of_a_bearer_key_survives_in_any_field(case: tuple[str, str], scheme: str) -> None:
+    key, text = case
+    secrets = collect_secrets([("Authorization", f"{scheme} {key}")], "https://h/v1/x", b"")
+    entry = redact_entry(_entry(text), secrets)
+    fields = {
+        "body": entry.body.decode("utf-8", "surrogatepass") if isinstance(entry.body, bytes) else "",
+        "request_body": entry.request_body,
+        "uri": entry.uri,
+        "reason": entry.reason,
+        "header": entry.response_headers["x-echo"][0],
+        "exception": str(entry.exception),
+    }
+    for name, value in fields.items():
+        assert not _leaks(value, key), (name, _leaks(value, key), value)
+
+
+@settings(max_examples=200, deadline=None, derandomize=True, database=None)
+@given(_exposures())
+def test_a_key_in_the_json_body_is_hunted_in_every_form(case: tuple[str, str]) -> None:
+    # tavily-python sends its key as ``api_key`` in the JSON body, not in a header.
+    key, text = case
+    body = ('{"api_key": "' + key.replace("\\", "\\\\").replace('"', '\\"') + '", "query": "q"}').encode()
+    entry = redact_entry(_entry(text), collect_secrets([], "https://h/search", body))
+    assert isinstance(entry.body, bytes)
+    assert not _leaks(entry.body.decode("utf-8", "surrogatepass"), key)
+
+
+def test_a_164_character_project_key_in_every_form() -> None:
+    key = "sk-proj-" + "Ab0_-Z9y" * 19 + "Qq1+/=z="[:4]
+    assert len(key) == 164
+    echoes = [
+        key,
+        key[40:52],  # 12 characters: the documented minimum
+        base64.b64encode(f"Authorization: Bearer {key}".encode()).decode(),
+        base64.b64encode(f"x{key}".encode()).decode(),
+        base64.urlsafe_b64encode(f"xy{key}".encode()).decode(),
+        quote(key, safe=""),
+        quote_plus(key, safe=""),
+    ]
+    text = " | ".join(echoes)
+    scrubbed = redact_entry(
+        _entry(text), collect_secrets([("Authorization", f"Bearer {key}")], "https://h", b"")
+    )
+    assert isinstance(scrubbed.body, bytes)
+    out = scrubbed.body.decode()
+    assert not _leaks(out, key)
+    assert out.count(REDACTED) >= len(echoes)
+    assert key[40:51] in scrub_fragments(key[40:51], secret_forms(key))  # 11 characters stay
+
+
+def test_secret_forms_lists_raw_url_and_base64_forms() -> None:
+    key = "tvly-dev-ab+cd/ef=gh12"
+    forms = secret_forms(key)
+    assert key in forms and quote(key, safe="") in forms and quote_plus(key, safe="") in forms
+    raw = key.encode()
+    for offset in range(3):
+        part = raw[offset:]
+        part = part[: len(part) - len(part) % 3]
+        assert base64.b64encode(part).decode() in forms
+        assert base64.urlsafe_b64encode(part).decode() in forms
+    assert all(len(f) >= 8 for f in forms)
+    assert secret_forms("short12") == set()  # below MIN_SECRET: not hunted at all
+
+
+# Texts for the equivalence check: key characters, other ASCII, non-ASCII, a lone surrogate.
+_TEXT_CHARS = 'abAB01-_+/= \n.,:{}"é–😀\ud800'
+
+
+@st.composite
+def _scan_case(draw: st.DrawFn) -> tuple[str, list[str]]:
+    secrets = draw(st.lists(st.text(alphabet="abAB01-_+/=", min_size=8, max_size=40), min_size=1, max_size=4))
+    pieces = draw(
+        st.lists(
+            st.one_of(
+                st.text(alphabet=_TEXT_CHARS, max_size=30),
+                st.sampled_from(secrets).flatmap(
+                    lambda s: st.tuples(st.integers(0, len(s)), st.integers(0, len(s))).map(
+                        lambda ij: s[min(ij) : max(ij)]
+                    )
+                ),
+            ),
+            max_size=12,
+        )
+    )
+    return "".join(pieces), secrets
+
+
+@settings(max_examples=600, deadline=None, derandomize=True, database=None)
+@given(_scan_case())
+def test_the_run_scan_replaces_exactly_what_the_whole_text_search_does(case: tuple[str, list[str]]) -> None:
+    text, secrets = case
+    assert scrub_fragments(text, secrets) == scrub_fragments_everywhere(text, secrets)
+    raw = text.encode("utf-8", "surrogatepass")
+    assert scrub_fragments(raw, secrets) == scrub_fragments_everywhere(raw, secrets)
+
+
+def test_a_non_ascii_secret_takes_the_whole_text_search() -> None:
+    secret = "clé-secrète-0123456789"
+    text = f"echo {secret[2:16]} and {secret}"
+    assert scrub_fragments(text, [secret]) == scrub_fragments_everywhere(text, [secret])
+    assert secret[2:16] not in scrub_fragments(text, [secret])
+
+
+def test_runs_of_key_characters_are_scanned_past_a_short_run() -> None:
+    # A run of key characters shorter than a window is skipped; the next one is still found.
+    key = "ABCDEFGHIJKLMNOP"
+    text = f"ABC {key[:5]} x {key[2:14]}"
+    assert scrub_fragments(text, [key]) == f"ABC {key[:5]} x {REDACTED}"
+    assert scrub_fragments(text.encode(), [key]) == f"ABC {key[:5]} x {REDACTED}".encode()
