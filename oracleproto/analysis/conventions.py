@@ -18,7 +18,6 @@ class Convention(StrEnum):
 #: not a :class:`Convention` of the paper's analysis, so a run's analysis pass never uses it.
 POINTS_F1 = "points-f1"
 #: What ``oracleproto report --convention`` accepts.
-REPORT_CONVENTIONS: tuple[str, ...] = (*(c.value for c in Convention), POINTS_F1)
 
 #: Composite weights. ``paper`` pools MC-single and MC-multi into one ``mc`` bucket.
 PAPER_WEIGHTS: dict[str, float] = {"yes_no": 0.15, "binary": 0.15, "mc": 0.70}

@@ -131,11 +131,6 @@ def crowd_vectors(t: TrialTable, others: list[dict[str, FloatArray]]) -> tuple[F
     return gamma, has
 
 
-def gamma_crowd(t: TrialTable, others: list[dict[str, FloatArray]]) -> FloatArray:
-    """(Q,) per-label Brier of the leave-one-out crowd mean; uniform where no other model has one."""
-    return crowd_vectors(t, others)[0]
-
-
 def brier_index(mean_bs: float | None) -> float | None:
     """Eq. (bi-app): 100 (1 − sqrt(mean BS))."""
     return None if mean_bs is None else 100.0 * (1.0 - math.sqrt(max(mean_bs, 0.0)))

@@ -17,7 +17,6 @@ from typing import Any
 
 import numpy as np
 
-from oracleproto.analysis.family_a import masked_mean
 from oracleproto.analysis.family_b import EPS, belief_vector
 from oracleproto.analysis.trials import FloatArray, TrialTable
 
@@ -190,11 +189,6 @@ def tool_use_dependence(
         if both.sum() >= len(FEATURES) + 2:
             out["ridge_nll"] = ridge_regression(_features(t, both), nll[both]).tolist()
     return out
-
-
-def mean_or_none(values: FloatArray) -> float | None:
-    """Mean of a 1-d array; None when empty."""
-    return masked_mean(values, np.ones(values.shape, dtype=bool))
 
 
 def question_behaviour(t: TrialTable) -> dict[str, FloatArray]:

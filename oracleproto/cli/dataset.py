@@ -18,8 +18,6 @@ from oracleproto.dataset.loader import validate_db
 from oracleproto.dataset.rows import read_templates_file
 from oracleproto.errors import OracleprotoError
 
-DB_HELP = "Path of a source SQLite DB, or the word 'demo' for the packaged demo dataset."
-
 
 @contextmanager
 def invalid_input_exits() -> Iterator[None]:

@@ -41,12 +41,6 @@ def staging_prefix(dest: Path) -> str:
     return f".{dest.name}.pull-"
 
 
-def _lock_of(folder: Path) -> Path:
-    # Beside the folder, not in it: the folder becomes DEST whole, and its lock must outlive every
-    # step up to the rename (a lock inside would have to go first, leaving a window unmarked).
-    return folder.with_name(folder.name + ".lock")
-
-
 def remove_stale_staging(dest: Path) -> None:
     """Remove staging folders of pulls into ``dest`` whose process is gone (their lock is free)."""
     if not dest.parent.is_dir():

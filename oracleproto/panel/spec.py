@@ -16,7 +16,6 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from oracleproto.errors import OracleprotoError
 
-PANEL_FILE_FORMAT = "oracleproto-panel-spec/1"
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 

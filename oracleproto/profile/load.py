@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from oracleproto.errors import ConfigError
-from oracleproto.profile.builtin import BUILTIN_NAME, builtin_profile
+from oracleproto.profile.builtin import builtin_profile
 from oracleproto.profile.model import HarnessProfile
 from oracleproto.profile.parse import profile_from_data
 from oracleproto.prompts.text_file import read_text_file
@@ -56,8 +56,3 @@ def load_profile(path: Path, *, setting: str = PROFILE_SETTING) -> HarnessProfil
         return builtin_profile()
     text = read_text_file(path, setting=setting)
     return parse_profile_text(text, source=f"{setting} {path}")
-
-
-def is_builtin_name(name: str) -> bool:
-    """True for the built-in profile's name."""
-    return name == BUILTIN_NAME

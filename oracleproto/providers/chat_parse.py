@@ -100,11 +100,6 @@ def body_usage(raw: bytes | str) -> Usage | None:
     return usage if usage.reported else None
 
 
-def normalise_content(content: Any) -> str | None:
-    """Message content as text: strings verbatim, text blocks joined (thinking left out), JSON else."""
-    return split_content(content).text
-
-
 def synthesize_tool_call_id(response_id: str | None, index: int, name: str, arguments: str) -> str:
     """A deterministic id for a tool call that arrived without one (same body → same id)."""
     return "call_" + sha256_16(canonical_json([response_id, index, name, arguments]))

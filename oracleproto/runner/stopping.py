@@ -9,7 +9,6 @@ wording and the command are the same for Ctrl-C, SIGTERM, a revoked key and a fu
 from __future__ import annotations
 
 import asyncio
-import signal
 import sqlite3
 import sys
 from collections.abc import Iterable
@@ -23,7 +22,6 @@ from oracleproto.transport.store import DISK_FULL_ERRNOS
 INTERRUPTED = "interrupted"
 TERMINATED = "terminated"
 #: Signal → the reason a run stopped for it (the cancel message, the ``run_aborted`` reason).
-SIGNAL_REASONS: dict[int, str] = {signal.SIGINT: INTERRUPTED, signal.SIGTERM: TERMINATED}
 #: Reason → what the run log and the terminal say happened.
 STOP_MESSAGES = {
     INTERRUPTED: "interrupted by the user (SIGINT)",

@@ -6,7 +6,7 @@ a simulated run with the same arguments is the same run.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
@@ -84,7 +84,6 @@ class SimRunSpec:
     #: Scale applied to every backoff and cooldown so fault-injection runs do not wait minutes.
     backoff_scale: float = 0.001
     llm_key: str = SIM_LLM_KEY
-    extra_models: tuple[str, ...] = field(default_factory=tuple)
     #: Persona names to run instead of the first ``models`` (e.g. ``("careful", "random")``).
     personas: tuple[str, ...] = ()
     #: One training cutoff for every model (``YYYY-MM[-DD]``) instead of the built-in ones.

@@ -22,7 +22,6 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-import yaml
 from yaml.resolver import Resolver
 
 #: libyaml's ``best_width`` for ``width=100``.
@@ -368,8 +367,3 @@ def document(fragments: list[str], version: int) -> str:
     if not fragments:
         return f"interactions: []\nversion: {version}\n"
     return "interactions:\n" + "".join(fragments) + f"version: {version}\n"
-
-
-def yaml_dump(data: Any, dumper: type[yaml.SafeDumper]) -> str:
-    """The reference serialisation this module reproduces."""
-    return str(yaml.dump(data, Dumper=dumper, sort_keys=True, allow_unicode=True, width=100))

@@ -20,7 +20,6 @@ from oracleproto.store.naming import validate_run_id
 
 FORMAT = "oracleproto-bundle/1"
 BUNDLE_MANIFEST = "bundle.json"
-TOP_FOLDERS = ("run", "dataset", "expected")
 #: ``bundle.json`` larger than this is refused before it is read (bytes).
 MAX_MANIFEST_BYTES = 16 * 1024 * 1024
 #: Any one member larger than this (declared or in its tar header) is refused before it is read.

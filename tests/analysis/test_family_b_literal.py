@@ -141,7 +141,6 @@ def test_crowd_and_uniform_gammas() -> None:
     gamma, has = fb.crowd_vectors(t, others)
     assert gamma.tolist() == pytest.approx([0.055, 0.25])
     assert has.tolist() == [True, False]
-    assert fb.gamma_crowd(t, others).tolist() == pytest.approx([0.055, 0.25])
 
 
 def test_brier_indices() -> None:
