@@ -7,18 +7,38 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+
+def _not_serializable(value: Any) -> Any:
+    raise TypeError(f"Object of type {value.__class__.__name__} is not JSON serializable")
+
+
+#: What the fast path is checked against when the module loads: keys to sort, nesting, every JSON
+#: type, non-ASCII, escapes and the non-finite floats json writes as bare words.
+_PROBE: Any = {"b": [1, -2.5, None, True, False, 'é\n"\u2028\x00'], "a": {"z": float("inf"), "y": []}}
+
+
+def _usable(make: Any, escape: Any) -> bool:
+    """True when ``make`` (``_json.make_encoder``, private to CPython) still works as called below.
+
+    Its positional signature is not a public API: a Python where it changed, or behaves otherwise,
+    falls back to ``json.dumps`` (same text, no fast path) instead of failing or writing other bytes.
+    """
+    try:
+        encoder = make({}, _not_serializable, escape, None, ":", ",", True, False, True)
+        text = "".join(encoder(_PROBE, 0))
+    except Exception:
+        return False
+    return text == json.dumps(_PROBE, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 try:  # json's C encoder and escaper, as json.dumps runs them (CPython)
     import _json
 
     encode_basestring: Any = _json.encode_basestring
-    make_encoder: Any = _json.make_encoder
+    make_encoder: Any = _json.make_encoder if _usable(_json.make_encoder, encode_basestring) else None
 except ImportError:  # another Python: the plain json paths below (same text, no fast path)
     encode_basestring = json.encoder.py_encode_basestring
     make_encoder = None
-
-
-def _not_serializable(value: Any) -> Any:
-    raise TypeError(f"Object of type {value.__class__.__name__} is not JSON serializable")
 
 
 def canonical_json(value: Any, default: Callable[[Any], Any] | None = None) -> str:
