@@ -9,37 +9,31 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime
 
-from oracleproto.agent.result import SampleResult
-from oracleproto.errors import DiskFullError, OracleprotoError, RunStoppedError, StoreError
+from oracleproto.errors import DiskFullError, RunStoppedError, StoreError
 from oracleproto.primitives import killpoints
 from oracleproto.primitives.clock import Clock
 from oracleproto.profile import builtin_profile, profile_fingerprint
-from oracleproto.runner.channels import open_channels
-from oracleproto.runner.done_entries import entries_used_by_done, exact_entries_used_by_done
-from oracleproto.runner.failure_tally import FailureTally, retries_of
+from oracleproto.runner.failure_tally import FailureTally
 from oracleproto.runner.identity import RunIdentity, resolve_identity
-from oracleproto.runner.job_sample import run_job_sample
 from oracleproto.runner.jobs import Job, prepare_stores
 from oracleproto.runner.manifest_build import build_manifest
-from oracleproto.runner.monitor import RunMonitor
 from oracleproto.runner.nothing_pending import nothing_pending
 from oracleproto.runner.options import Recorded, RunOptions, RunSummary
-from oracleproto.runner.plan import CellPlan, RunPlan, plan_for_settings
+from oracleproto.runner.plan import RunPlan, plan_for_settings
 from oracleproto.runner.profile_checks import check_profile_settings
-from oracleproto.runner.progress import RunProgress
-from oracleproto.runner.replay_shards import ReplayShard, Retries, start_shards
+from oracleproto.runner.replay_shards import start_shards
 from oracleproto.runner.resume_guard import check_resume
 from oracleproto.runner.run_texts import RunTexts, load_run_texts, recorded_run_texts, with_protocol_switches
 from oracleproto.runner.runlog import RunLog
+from oracleproto.runner.sample_pipeline import open_pipeline, run_samples
 from oracleproto.runner.stopping import (
     STOP_MESSAGES,
     close_all,
     disk_full_abort,
     disk_full_of,
-    first_failure,
     signal_reason,
 )
 from oracleproto.runner.stops import resumable_stop, stop_reason
@@ -55,24 +49,14 @@ from oracleproto.store import (
 )
 from oracleproto.store.naming import RandomBits
 from oracleproto.store.sample_entries import entry_digests, read_sample_keys, sample_entries_root
-from oracleproto.transport import CassetteStore, RecordReplay
+from oracleproto.transport import CassetteStore
 from oracleproto.transport.stats import cassette_stats
 from oracleproto.transport.store import open_entries
-from oracleproto.transport.traffic import SessionTraffic
 
 #: The options and summary types live in ``runner/options.py``; importing them from here still works.
 __all__ = ["CASSETTES_DIR_NAME", "Recorded", "RunOptions", "RunSummary", "execute_run"]
 
 CASSETTES_DIR_NAME = "cassettes"
-#: How often the cache rewrites its YAML cassettes during a run. Every entry is durable in the
-#: journal the moment it is recorded; compaction rewrites whole files and blocks the event loop,
-#: so a long run compacts rarely (and always at the end).
-COMPACT_EVERY_S = 600.0
-#: Samples in flight per main-LLM slot: a sample spends part of its time in search and the
-#: detector, so more samples than LLM slots keep the LLM channel (the bottleneck) busy. 4 per
-#: slot (20 at the default cap) left the LLM slots idle behind samples waiting on the detector
-#: (each search makes about five detector calls); a sample in flight costs only its messages.
-IN_FLIGHT_PER_LLM_SLOT = 8
 
 
 def _session_manifest(
@@ -205,98 +189,17 @@ async def _execute_locked(
     options: RunOptions, run: RunDir, identity: RunIdentity, plan: RunPlan, clock: Clock
 ) -> RunSummary:
     """The run itself, under the run directory's writer lock."""
-    settings = options.settings
-    recorded = options.recorded
-    run_id = run.run_id
-    # Checked again under the lock: another process may have started this run id meanwhile.
-    existing = run.existing_manifest()
-    cassettes_mode = _cassettes_mode(options)
-    manifest, started_at = _session_manifest(
-        options,
-        run=run,
-        identity=identity,
-        plan=plan,
-        existing=existing,
-        cassettes_mode=cassettes_mode,
-        clock=clock,
-    )
-    run.write_manifest(manifest)
-    killpoints.reached("manifest")
-
-    log = RunLog(run.log_path, clock)
-    log.event(
-        "run_started",
-        run_id=run_id,
-        mode=options.mode,
-        models=list(plan.virtual_slugs),
-        questions=len(identity.questions),
-        sampling_n=plan.sampling_n,
-        resumed=existing is not None,
-    )
-    stores: dict[str, ModelStore] = {}
+    manifest, started_at, log = _start_session(options, run, identity, plan, clock)
     summary = RunSummary(run, plan.total_slots(), 0, 0)
     summary.samples_admitted = sum(len(cell.admitted) for cell in plan.cells) * plan.sampling_n
-    summary.failures = FailureTally(fail_action=settings.detector.fail_action)
-    try:
-        jobs, totals, done = prepare_stores(
-            plan=plan,
-            identity=identity,
-            settings=settings,
-            run=run,
-            run_id=run_id,
-            started_at=started_at,
-            stores=stores,
-        )
-        summary.slots_done_before = sum(done.values())
-        recorded_entries = await _run_jobs(
-            jobs=jobs,
-            options=options,
-            identity=identity,
-            settings=settings,
-            run=run,
-            clock=clock,
-            stores=stores,
-            summary=summary,
-            log=log,
-            totals=totals,
-            done=done,
-        )
-        if recorded_entries is None:
-            # Nothing ran in this session: a finished run re-entered, or one killed after its last
-            # sample and before its journal was folded. Fold any leftover journal (not in replay,
-            # which never writes cassettes), then read the entries from disk.
-            recorded_entries = _entries_on_disk(run, writable=options.mode != "replay")
-        finished_at = recorded.finished_at if recorded and recorded.finished_at else clock.now()
-        for store in stores.values():
-            store.finish(finished_at)
-        killpoints.reached("finished")
-    except (asyncio.CancelledError, KeyboardInterrupt) as stop:
-        # Ctrl-C or SIGTERM: every finished sample is committed and the journal holds every entry.
-        reason = signal_reason(stop)
-        log.event("run_aborted", reason=reason, message=STOP_MESSAGES[reason])
-        log.close()
-        raise
-    except DiskFullError as full:
-        raise disk_full_abort(full, run_id, log) from full
-    except (OSError, sqlite3.OperationalError) as exc:
-        disk = disk_full_of(exc, run.root)
-        if disk is None:
-            raise
-        raise disk_full_abort(disk, run_id, log) from exc
-    finally:
-        close_all(stores.values())
-    cache_root, samples_root = _attest(options, run, manifest, recorded_entries, summary)
-    manifest = manifest.model_copy(
-        update={
-            "finished_at": format_timestamp(finished_at),
-            "cassettes": CassettesInfo(dir=CASSETTES_DIR_NAME, root_digest=cache_root, mode=cassettes_mode),
-            "sample_entries_root": samples_root,
-        }
+    summary.failures = FailureTally(fail_action=options.settings.detector.fail_action)
+    recorded_entries, finished_at = await _run_logging_aborts(
+        options, run, identity, plan, clock, started_at=started_at, log=log, summary=summary
     )
-    run.write_manifest(manifest)
+    _seal_manifest(options, run, manifest, recorded_entries, summary, finished_at=finished_at)
     recorded_entries = None  # every entry can go before the analysis pass: memory stays one run's worth
     if options.after is not None:
-        options.after(run, settings)
+        options.after(run, options.settings)
     log.event(
         "run_finished",
         slots_run=summary.slots_run,
@@ -308,70 +211,152 @@ async def _execute_locked(
     return summary
 
 
-def _end_shards(shards: list[ReplayShard], *, keep: bool) -> None:
-    """Stop the workers (``keep``: their samples are in and their owner stops them)."""
-    if keep:
-        return
-    for shard in shards:
-        shard.stop()
+def _start_session(
+    options: RunOptions, run: RunDir, identity: RunIdentity, plan: RunPlan, clock: Clock
+) -> tuple[Manifest, datetime, RunLog]:
+    """Write this session's manifest and open the run log on its ``run_started`` event."""
+    # Checked again under the lock: another process may have started this run id meanwhile.
+    existing = run.existing_manifest()
+    manifest, started_at = _session_manifest(
+        options,
+        run=run,
+        identity=identity,
+        plan=plan,
+        existing=existing,
+        cassettes_mode=_cassettes_mode(options),
+        clock=clock,
+    )
+    run.write_manifest(manifest)
+    killpoints.reached("manifest")
+
+    log = RunLog(run.log_path, clock)
+    log.event(
+        "run_started",
+        run_id=run.run_id,
+        mode=options.mode,
+        models=list(plan.virtual_slugs),
+        questions=len(identity.questions),
+        sampling_n=plan.sampling_n,
+        resumed=existing is not None,
+    )
+    return manifest, started_at, log
 
 
-@dataclass(frozen=True)
-class _SampleWriter:
-    """Stores and accounts each finished sample, whichever process ran it."""
-
-    options: RunOptions
-    stores: dict[str, ModelStore]
-    summary: RunSummary
-    log: RunLog
-    progress: RunProgress
-
-    def __call__(self, job: Job, result: SampleResult, used: list[str], retries: Retries) -> None:
-        cell, question_id, sample, prompt = job
-        slug = cell.cell.virtual_slug
-        # As the earlier implementation's writer: a call-error row brings no prompt, and the stored
-        # one (COALESCE) comes from the question's first answered sample (docs/design.md, Run store).
-        self.stores[slug].write_sample(
-            question_id, sample, None if result.error else prompt, result, entry_keys=used
-        )
-        self.summary.slots_run += 1
-        if result.error:
-            self.summary.failures.errored(slug, question_id, sample, result.error)
-        _account_sample(self.options, self.summary, self.progress, cell, result, retries=retries)
-        self.log.event(
-            "sample_done",
-            model=slug,
-            question=question_id,
-            sample=sample,
-            error=result.error,
-            parse_ok=result.parse_ok,
-        )
-        self.progress.advance(slug)
-
-
-def _account_sample(
+async def _run_logging_aborts(
     options: RunOptions,
-    summary: RunSummary,
-    progress: RunProgress,
-    cell: CellPlan,
-    result: SampleResult,
+    run: RunDir,
+    identity: RunIdentity,
+    plan: RunPlan,
+    clock: Clock,
     *,
-    retries: dict[str, tuple[str, int]],
+    started_at: datetime,
+    log: RunLog,
+    summary: RunSummary,
+) -> tuple[CassetteStore | None, datetime]:
+    """``_run_pending``, a stop or a full disk logged as the run's abort; the model DBs closed after."""
+    stores: dict[str, ModelStore] = {}
+    try:
+        return await _run_pending(
+            options,
+            run,
+            identity,
+            plan,
+            clock,
+            started_at=started_at,
+            log=log,
+            summary=summary,
+            stores=stores,
+        )
+    except (asyncio.CancelledError, KeyboardInterrupt) as stop:
+        # Ctrl-C or SIGTERM: every finished sample is committed and the journal holds every entry.
+        reason = signal_reason(stop)
+        log.event("run_aborted", reason=reason, message=STOP_MESSAGES[reason])
+        log.close()
+        raise
+    except DiskFullError as full:
+        raise disk_full_abort(full, run.run_id, log) from full
+    except (OSError, sqlite3.OperationalError) as exc:
+        disk = disk_full_of(exc, run.root)
+        if disk is None:
+            raise
+        raise disk_full_abort(disk, run.run_id, log) from exc
+    finally:
+        close_all(stores.values())
+
+
+async def _run_pending(
+    options: RunOptions,
+    run: RunDir,
+    identity: RunIdentity,
+    plan: RunPlan,
+    clock: Clock,
+    *,
+    started_at: datetime,
+    log: RunLog,
+    summary: RunSummary,
+    stores: dict[str, ModelStore],
+) -> tuple[CassetteStore | None, datetime]:
+    """Open the model DBs into ``stores``, run the pending slots and finish every DB.
+
+    Returns the run's recorded entries and its end time.
+    """
+    settings = options.settings
+    recorded = options.recorded
+    jobs, totals, done = prepare_stores(
+        plan=plan,
+        identity=identity,
+        settings=settings,
+        run=run,
+        run_id=run.run_id,
+        started_at=started_at,
+        stores=stores,
+    )
+    summary.slots_done_before = sum(done.values())
+    recorded_entries = await _run_jobs(
+        jobs=jobs,
+        options=options,
+        identity=identity,
+        settings=settings,
+        run=run,
+        clock=clock,
+        stores=stores,
+        summary=summary,
+        log=log,
+        totals=totals,
+        done=done,
+    )
+    if recorded_entries is None:
+        # Nothing ran in this session: a finished run re-entered, or one killed after its last
+        # sample and before its journal was folded. Fold any leftover journal (not in replay,
+        # which never writes cassettes), then read the entries from disk.
+        recorded_entries = _entries_on_disk(run, writable=options.mode != "replay")
+    finished_at = recorded.finished_at if recorded and recorded.finished_at else clock.now()
+    for store in stores.values():
+        store.finish(finished_at)
+    killpoints.reached("finished")
+    return recorded_entries, finished_at
+
+
+def _seal_manifest(
+    options: RunOptions,
+    run: RunDir,
+    manifest: Manifest,
+    entries: CassetteStore | None,
+    summary: RunSummary,
+    *,
+    finished_at: datetime,
 ) -> None:
-    """Count a finished sample's error and failures (shown on its bar); stop at ``--max-cost``."""
-    slug = cell.cell.virtual_slug
-    if result.error:
-        summary.errors[result.error] = summary.errors.get(result.error, 0) + 1
-    progress.annotate(slug, summary.failures.sample(slug, result, retries).short())
-    if options.spend_cap is not None and options.mode != "replay":
-        options.spend_cap.add_sample(cell.cell.real_model, result)
-        options.spend_cap.check(summary.run.run_id)
-
-
-def _attach_display(monitor: RunMonitor, progress: RunProgress) -> None:
-    """Waits and failure counts go to the progress display."""
-    monitor.notify = progress.note
-    monitor.annotate = progress.annotate
+    """Write the finished run's manifest: its end time and the cassettes' and samples' root digests."""
+    cache_root, samples_root = _attest(options, run, manifest, entries, summary)
+    cassettes_mode = _cassettes_mode(options)
+    manifest = manifest.model_copy(
+        update={
+            "finished_at": format_timestamp(finished_at),
+            "cassettes": CassettesInfo(dir=CASSETTES_DIR_NAME, root_digest=cache_root, mode=cassettes_mode),
+            "sample_entries_root": samples_root,
+        }
+    )
+    run.write_manifest(manifest)
 
 
 def _attest(
@@ -427,63 +412,16 @@ async def _run_jobs(
     if not jobs:
         return None
     live = options.mode != "replay"
-    questions = {q.id: q for q in identity.questions}
-    refresh_generation = options.refresh.generation if options.refresh and options.mode == "refresh" else None
-    cache = RecordReplay(
-        run.cassettes_dir,
+    pipeline = open_pipeline(
+        options,
+        identity=identity,
+        settings=settings,
+        run=run,
         clock=clock,
-        mode=options.mode,
-        cache_dir=options.cache_dir,
-        flush_every_s=COMPACT_EVERY_S,
-        should_refresh=options.should_refresh,
-        write_generation=refresh_generation,
-        used_by_done=entries_used_by_done(stores),
-        unused_failures_redo=exact_entries_used_by_done(stores),
-        inner=options.inner_transport,
-        request_sharing=identity.profile.request_sharing,
-        live_gate=options.ledger if live else None,
+        stores=stores,
+        summary=summary,
+        log=log,
     )
-    monitor = RunMonitor(
-        log,
-        retry_after_max_s=settings.run.retry_after_max_s,
-        # Replay reproduces what was recorded; only a live session can find a provider broken.
-        breaker_calls=settings.run.circuit_breaker_calls if live else 0,
-        tally=summary.failures,
-    )
-    channels = open_channels(
-        settings,
-        cache,
-        clock,
-        live=live,
-        monitor=monitor,
-        detector_template=identity.detector_template,
-        profile=identity.profile,
-    )
-    in_flight = asyncio.Semaphore(max(1, settings.llm.max_concurrency * IN_FLIGHT_PER_LLM_SLOT))
-    failure: BaseException | None = None
-
-    async def one(job: Job, store_sample: _SampleWriter) -> None:
-        cell, question_id, sample, _ = job
-        async with in_flight:
-            result = await run_job_sample(
-                job,
-                question=questions[question_id],
-                channels=channels,
-                settings=settings,
-                clock=clock,
-                profile=identity.profile,
-            )
-        used = cache.take_sample_keys(cell.cell.virtual_slug, question_id, sample)
-        store_sample(job, result, used, retries_of(cache.store, used))
-        # A checkpoint: a stop signal (Ctrl-C, SIGTERM) is acted on between samples even when no
-        # call suspends (a replay is served from memory and would otherwise run to the end first).
-        await asyncio.sleep(0)
-
-    async def sharded(shard: ReplayShard, store_sample: _SampleWriter) -> None:
-        traffic, waits = await shard.run(store_sample, store_sample.progress.note, cache.store.adopt_digests)
-        shard_traffic.absorb(traffic)
-        summary.failures.absorb_waits(waits)
-
     own, shards = start_shards(
         jobs,
         workers=options.replay_workers if not live else [],
@@ -494,35 +432,27 @@ async def _run_jobs(
         clock=clock,
         cache_dir=options.cache_dir,
     )
-    # Workers the caller started stay once their samples are in: it asks follow-ups of them (the
-    # plots, runner/replay_plots.py) and stops them. On any failure they end here.
-    shard_traffic, keep_shards = SessionTraffic(), False
-    try:
-        with RunProgress(totals, done, enabled=options.progress) as progress:
-            _attach_display(monitor, progress)
-            writer = _SampleWriter(options, stores, summary, log, progress)
-            async with asyncio.TaskGroup() as group:
-                for job in own:
-                    group.create_task(one(job, writer))
-                for shard in shards:
-                    group.create_task(sharded(shard, writer))
-        keep_shards = options.replay_workers is not None
-        killpoints.reached("last-sample")
-    except* RunStoppedError as stop_group:
-        failure = stop_group.exceptions[0]
-    except* (OracleprotoError, OSError, sqlite3.OperationalError) as group_error:
-        failure = first_failure(group_error, run.root)
-    finally:
-        _end_shards(shards, keep=keep_shards and failure is None)
-        await channels.aclose()
-        # aclose, not close: in record mode the cache owns the live async transport and its sockets.
-        await cache.aclose()
-        shard_traffic.absorb(cache.session_traffic())
-        summary.traffic = shard_traffic.stats()
+    failure = await run_samples(
+        pipeline,
+        own,
+        shards,
+        options=options,
+        run=run,
+        stores=stores,
+        summary=summary,
+        log=log,
+        totals=totals,
+        done=done,
+    )
+    _raise_failure(failure, run, log)
+    return pipeline.cache.store
+
+
+def _raise_failure(failure: BaseException | None, run: RunDir, log: RunLog) -> None:
+    """Log what stopped the session as the run's abort and raise it (a stop as a resumable one)."""
     if isinstance(failure, RunStoppedError):
         log.event("run_aborted", reason=stop_reason(failure), channel=failure.channel, message=str(failure))
         raise resumable_stop(failure, run.run_id) from failure
     if failure is not None:
         log.event("run_aborted", reason=type(failure).__name__, message=str(failure))
         raise failure
-    return cache.store

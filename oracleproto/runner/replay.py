@@ -7,6 +7,7 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from oracleproto.analysis.writer import PlotDrawer, draw_here
 from oracleproto.dataset.demo import demo_db_path
@@ -20,8 +21,8 @@ from oracleproto.runner.replay_plots import WorkerPlots
 from oracleproto.runner.replay_shards import ReplayShard, start_workers, usable_cpus
 from oracleproto.runner.resume_guard import check_harness_revision
 from oracleproto.runner.stopping import resume_arguments
-from oracleproto.settings.model import Settings
-from oracleproto.store import ModelStore, RunDir, logical_digest, logical_dump, parse_timestamp
+from oracleproto.settings.model import CacheMode, Settings
+from oracleproto.store import Manifest, ModelStore, RunDir, logical_digest, logical_dump, parse_timestamp
 from oracleproto.store.naming import RandomBits
 from oracleproto.store.rundir import AUDIT_SUBDIR, ON_DEMAND_SUBDIRS
 from oracleproto.transport.index import fingerprint
@@ -165,6 +166,65 @@ async def replay_run(
     index and this process may use two CPUs, else one. With a worker, ``after`` has it draw the
     plots while this process computes the comparison's digests (``runner/replay_plots.py``).
     """
+    recording = _open_recording(original_dir, dataset)
+    original = recording.original
+    target = out_root / recording.manifest.run_id
+    if target.exists():
+        raise StoreError(f"{target} already exists; choose an empty --out for the replay")
+    all_cassette_files(original.cassettes_dir)  # refuses a symlink out of the run before copying
+    cache_dir = (
+        replay_index_dir(cache_root.absolute(), fingerprint(original.cassettes_dir))
+        if cache_root is not None and wants_index(original.cassettes_dir)
+        else None
+    )
+    created = first_missing_ancestor(target)
+    target.mkdir(parents=True)
+    count = default_processes(cache_dir) if processes is None else processes
+    workers: list[ReplayShard] = []
+    try:
+        # Started first: a worker imports while this process copies the cassettes and prepares the
+        # run. Where no process can be started (limits, a sandbox), the replay runs in this one.
+        try:
+            workers = start_workers(count)
+        except OSError:
+            count = 1
+        return await _replay_into(
+            recording,
+            target,
+            out_root=out_root,
+            workers=workers,
+            processes=count,
+            cache_dir=cache_dir,
+            clock=clock,
+            rand=rand,
+            progress=progress,
+            after=after,
+        )
+    except BaseException as exc:
+        # A failed replay leaves nothing: not the copied cassettes, not a half-written run.
+        shutil.rmtree(created if created is not None else target, ignore_errors=True)
+        if isinstance(exc, OracleprotoError):
+            name_originals(exc, {target / "cassettes": original.cassettes_dir})
+        raise
+    finally:
+        for worker in workers:
+            worker.stop()  # a worker not given slots (nothing to run, or a refusal before) ends here
+
+
+@dataclass(frozen=True)
+class _Recording:
+    """A finished recording to replay: its run, manifest, settings and source DB."""
+
+    original: RunDir
+    manifest: Manifest
+    config_snapshot: dict[str, Any]
+    cassettes_mode: CacheMode
+    settings: Settings
+    source: Path
+
+
+def _open_recording(original_dir: Path, dataset: Path | None) -> _Recording:
+    """The recorded run at ``original_dir``, with its settings and source DB; refused unless replayable."""
     original = RunDir.open(original_dir)
     manifest = original.load_manifest()
     if manifest.cassettes is None:
@@ -189,66 +249,55 @@ async def replay_run(
             f"replay; resume it first: rerun the command that recorded it with "
             f"{resume_arguments(original.run_id)} (it folds the journal and seals the run), then replay"
         )
-    target = out_root / manifest.run_id
-    if target.exists():
-        raise StoreError(f"{target} already exists; choose an empty --out for the replay")
-    all_cassette_files(original.cassettes_dir)  # refuses a symlink out of the run before copying
-    cache_dir = (
-        replay_index_dir(cache_root.absolute(), fingerprint(original.cassettes_dir))
-        if cache_root is not None and wants_index(original.cassettes_dir)
-        else None
+    return _Recording(original, manifest, meta.config_snapshot, manifest.cassettes.mode, settings, source)
+
+
+async def _replay_into(
+    recording: _Recording,
+    target: Path,
+    *,
+    out_root: Path,
+    workers: list[ReplayShard],
+    processes: int,
+    cache_dir: Path | None,
+    clock: Clock,
+    rand: RandomBits,
+    progress: bool,
+    after: AnalysisPass | None,
+) -> ReplayReport:
+    """Copy the recording's cassettes into ``target`` (in ``out_root``), replay it there, compare the two."""
+    original, manifest = recording.original, recording.manifest
+    known: dict[Path, str] = {}
+    drawer = _plot_drawer(workers if after else [], original, RunDir(target, manifest.run_id), known)
+    # A crash journal or lock file belongs to a process of the original, not to the copy.
+    ignore = shutil.ignore_patterns(JOURNAL_DIR, LOCK_FILE)
+    shutil.copytree(original.cassettes_dir, target / "cassettes", dirs_exist_ok=True, ignore=ignore)
+    recorded = Recorded(
+        started_at=parse_timestamp(manifest.started_at),
+        finished_at=None if manifest.finished_at is None else parse_timestamp(manifest.finished_at),
+        config_snapshot=recording.config_snapshot,
+        cassettes_mode=recording.cassettes_mode,
+        refresh=manifest.refresh,
+        experiment=manifest.experiment,
     )
-    created = first_missing_ancestor(target)
-    target.mkdir(parents=True)
-    count = default_processes(cache_dir) if processes is None else processes
-    workers: list[ReplayShard] = []
-    try:
-        # Started first: a worker imports while this process copies the cassettes and prepares the
-        # run. Where no process can be started (limits, a sandbox), the replay runs in this one.
-        try:
-            workers = start_workers(count)
-        except OSError:
-            count = 1
-        known: dict[Path, str] = {}
-        drawer = _plot_drawer(workers if after else [], original, RunDir(target, manifest.run_id), known)
-        # A crash journal or lock file belongs to a process of the original, not to the copy.
-        ignore = shutil.ignore_patterns(JOURNAL_DIR, LOCK_FILE)
-        shutil.copytree(original.cassettes_dir, target / "cassettes", dirs_exist_ok=True, ignore=ignore)
-        recorded = Recorded(
-            started_at=parse_timestamp(manifest.started_at),
-            finished_at=None if manifest.finished_at is None else parse_timestamp(manifest.finished_at),
-            config_snapshot=meta.config_snapshot,
-            cassettes_mode=manifest.cassettes.mode,
-            refresh=manifest.refresh,
-            experiment=manifest.experiment,
-        )
-        options = RunOptions(
-            settings=settings,
-            source_db=source,
-            runs_root=out_root,
-            mode="replay",
-            run_id=manifest.run_id,
-            recorded=recorded,
-            progress=progress,
-            after=None if after is None else lambda run, settings: after(run, settings, drawer),
-            cache_dir=cache_dir,
-            replay_processes=count,
-            replay_workers=workers,
-        )
-        summary = await execute_run(options, clock=clock, rand=rand)
-        replayed = RunDir.open(target)
-        checks = compare_runs(original, replayed, known)
-        _raise_if_stopped()
-        return ReplayReport(original.root, replayed.root, tuple(checks), summary)
-    except BaseException as exc:
-        # A failed replay leaves nothing: not the copied cassettes, not a half-written run.
-        shutil.rmtree(created if created is not None else target, ignore_errors=True)
-        if isinstance(exc, OracleprotoError):
-            name_originals(exc, {target / "cassettes": original.cassettes_dir})
-        raise
-    finally:
-        for worker in workers:
-            worker.stop()  # a worker not given slots (nothing to run, or a refusal before) ends here
+    options = RunOptions(
+        settings=recording.settings,
+        source_db=recording.source,
+        runs_root=out_root,
+        mode="replay",
+        run_id=manifest.run_id,
+        recorded=recorded,
+        progress=progress,
+        after=None if after is None else lambda run, settings: after(run, settings, drawer),
+        cache_dir=cache_dir,
+        replay_processes=processes,
+        replay_workers=workers,
+    )
+    summary = await execute_run(options, clock=clock, rand=rand)
+    replayed = RunDir.open(target)
+    checks = compare_runs(original, replayed, known)
+    _raise_if_stopped()
+    return ReplayReport(original.root, replayed.root, tuple(checks), summary)
 
 
 def _raise_if_stopped() -> None:
