@@ -45,8 +45,8 @@ def _detector_shown(detector: str | None) -> str:
     return detector or "on, but LEAK_DETECTOR_MODEL is not set (a live run refuses this)"
 
 
-def render_plan(plan: SpendPlan) -> str:
-    """The plan as the terminal shows it: counts, calls, tokens, USD, exclusions, assumptions."""
+def _plan_heading(plan: SpendPlan) -> list[str]:
+    """The plan's first lines: what it covers, its harness profile, where its expectations come from."""
     limit = f", QUESTION_LIMIT={plan.question_limit}" if plan.question_limit else ""
     lines = [
         f"plan: {plan.question_count} questions from {plan.source_db}{limit}; n = {plan.sampling_n} samples; "
@@ -65,7 +65,11 @@ def render_plan(plan: SpendPlan) -> str:
             + (f"; pooled averages for: {', '.join(pooled)}" if pooled else "")
             + ")"
         )
-    lines.append("")
+    return lines
+
+
+def _plan_table(plan: SpendPlan) -> list[str]:
+    """The per-model table of calls, tokens and USD, with its total row."""
     header = [
         "model",
         "admitted",
@@ -109,8 +113,12 @@ def render_plan(plan: SpendPlan) -> str:
             _usd(plan.total_usd()),
         ]
     )
-    lines += _table(header, rows)
-    lines.append("")
+    return _table(header, rows)
+
+
+def _plan_notes(plan: SpendPlan) -> list[str]:
+    """The plan's last lines: exclusions, the price table and what it leaves out, the assumptions."""
+    lines = []
     if plan.exclusions:
         lines.append("excluded before any call:")
         for ex in plan.exclusions:
@@ -127,6 +135,12 @@ def render_plan(plan: SpendPlan) -> str:
         lines.append("  not priced (left out of USD): " + "; ".join(plan.unpriced))
     lines.append("assumptions:")
     lines += [f"  - {a}" for a in plan.assumptions]
+    return lines
+
+
+def render_plan(plan: SpendPlan) -> str:
+    """The plan as the terminal shows it: counts, calls, tokens, USD, exclusions, assumptions."""
+    lines = [*_plan_heading(plan), "", *_plan_table(plan), "", *_plan_notes(plan)]
     return "\n".join(lines) + "\n"
 
 
@@ -182,7 +196,7 @@ prices_option = click.option(
     type=click.Path(path_type=Path, dir_okay=False),
     default=None,
     help="Price table (JSON or CSV, the format `report --prices` takes; default: PRICES_FILE; "
-    "'example': the bundled example, docs/design.md).",
+    "'example': the bundled example, docs/design/architecture.md).",
 )
 calibrate_option = click.option(
     "--calibrate",

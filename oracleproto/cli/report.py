@@ -9,11 +9,12 @@ import click
 
 from oracleproto.analysis import PriceTable, load_prices, parse_convention, read_run, write_analysis
 from oracleproto.analysis.conventions import POINTS_F1
-from oracleproto.analysis.leakage import audit_note, check_audit_run, read_audit
+from oracleproto.analysis.leakage import AuditBound, audit_note, check_audit_run, read_audit
 from oracleproto.analysis.leakage_composite import composite_leakage, composite_lines, write_composite_leakage
 from oracleproto.analysis.names import load_display_names, unmatched_names
 from oracleproto.analysis.pair_tables import render_pairs_markdown
-from oracleproto.analysis.report import analyze
+from oracleproto.analysis.reader import RunData
+from oracleproto.analysis.report import AnalysisResult, analyze
 from oracleproto.analysis.tables import BOLD_RULES, TableStyle, render_markdown
 from oracleproto.analysis.writer import FORMATS
 from oracleproto.cli.report_points_f1 import report_points_f1_command
@@ -139,16 +140,9 @@ def report(
     seed: int,
 ) -> None:
     """Compute every metric of RUN and write tables, summary.json and plots."""
-    run_dir = run_ref.path
-    if run_ref.read_only and out is None:
-        run_dir = scratch_copy(ctx, run_dir)
-        ctx.call_on_close(lambda: click.echo(f"note: {SCRATCH_NOTE.format(text=run_ref.text)}", err=True))
-    if RUN_ID_RE.fullmatch(run_dir.name):
-        RunDir(run_dir, run_dir.name).require_idle("report on it")
+    run_dir = _report_run_dir(ctx, run_ref, out)
     conv = None if convention == POINTS_F1 else parse_convention(convention)
-    table = load_prices(prices) if prices is not None else None
-    if usd_per_credit is not None:
-        table = (table or PriceTable({})).with_credit_price(usd_per_credit)
+    table = _price_table(prices, usd_per_credit)
     display_names = load_display_names(names) if names is not None else None
     bound = read_audit(audit) if audit is not None else None
     if conv is None:  # the upstream board's contract: its own files, beside the paper's analysis
@@ -184,7 +178,35 @@ def report(
         display_names=display_names,
     )
     target = where.folder
-    style = TableStyle(decimals=decimals, ci=ci, bold=bold)
+    written = _write_tables(result, target, fmt, TableStyle(decimals=decimals, ci=ci, bold=bold))
+    if bound is not None:
+        assert out is not None
+        written += _write_leakage(run, result, bound, out)
+    _echo_notes(result, where.note, display_names)
+    click.echo(f"wrote {len(written)} file(s) to {target}", err=True)
+
+
+def _report_run_dir(ctx: click.Context, run_ref: RunRef, out: Path | None) -> Path:
+    """The run directory to report on: a scratch copy of a read-only run without ``--out``."""
+    run_dir = run_ref.path
+    if run_ref.read_only and out is None:
+        run_dir = scratch_copy(ctx, run_dir)
+        ctx.call_on_close(lambda: click.echo(f"note: {SCRATCH_NOTE.format(text=run_ref.text)}", err=True))
+    if RUN_ID_RE.fullmatch(run_dir.name):
+        RunDir(run_dir, run_dir.name).require_idle("report on it")
+    return run_dir
+
+
+def _price_table(prices: Path | None, usd_per_credit: float | None) -> PriceTable | None:
+    """``--prices`` with ``--tavily-usd-per-credit`` applied (None: neither was given)."""
+    table = load_prices(prices) if prices is not None else None
+    if usd_per_credit is not None:
+        table = (table or PriceTable({})).with_credit_price(usd_per_credit)
+    return table
+
+
+def _write_tables(result: AnalysisResult, target: Path, fmt: str, style: TableStyle) -> list[Path]:
+    """Write the analysis into ``target``, print Tables 3-5 (and the pairs); the files written."""
     try:
         written = write_analysis(result, target, fmt, style=style)
     except OSError as exc:  # the writer is atomic: nothing of the failed write is left behind
@@ -193,22 +215,31 @@ def report(
         click.echo(render_markdown(result, name, style))
     if result.comparisons is not None and result.comparisons["pairs"]:
         click.echo(render_pairs_markdown(result))
-    if bound is not None:
-        assert out is not None
-        leak = composite_leakage(run, result, bound)
-        try:
-            written += write_composite_leakage(result, leak, out)
-        except OSError as exc:
-            raise AnalysisError(cannot_write(out, exc)) from None
-        click.echo(composite_lines(result, leak), nl=False)
-        note = audit_note(bound, result.model_order)
-        if note is not None:
-            click.echo(f"note: {note}", err=True)
-    if where.note is not None:
-        click.echo(f"note: {where.note}", err=True)
+    return written
+
+
+def _write_leakage(run: RunData, result: AnalysisResult, bound: AuditBound, out: Path) -> list[Path]:
+    """``--audit``: write the leakage-widened bounds into ``out`` and print them; the files written."""
+    leak = composite_leakage(run, result, bound)
+    try:
+        written = write_composite_leakage(result, leak, out)
+    except OSError as exc:
+        raise AnalysisError(cannot_write(out, exc)) from None
+    click.echo(composite_lines(result, leak), nl=False)
+    note = audit_note(bound, result.model_order)
+    if note is not None:
+        click.echo(f"note: {note}", err=True)
+    return written
+
+
+def _echo_notes(
+    result: AnalysisResult, target_note: str | None, display_names: dict[str, str] | None
+) -> None:
+    """The notes on stderr: where the report went, the analysis's own, names matching no model."""
+    if target_note is not None:
+        click.echo(f"note: {target_note}", err=True)
     for note in result.notes:
         click.echo(f"note: {note}", err=True)
     real_slugs = (entry["real_slug"] for entry in result.models.values())
     for slug in unmatched_names(real_slugs, display_names or {}):
         click.echo(f"note: --names names {slug!r}, which is no model of this run", err=True)
-    click.echo(f"wrote {len(written)} file(s) to {target}", err=True)

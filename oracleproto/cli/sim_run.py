@@ -19,7 +19,7 @@ from oracleproto.cli.run import (
     write_run_analysis,
 )
 from oracleproto.cli.run_label import label_options, run_label
-from oracleproto.cli.sim_models import models_options, sim_models
+from oracleproto.cli.sim_models import SimModels, models_options, sim_models
 from oracleproto.primitives.clock import SystemClock
 from oracleproto.profile import load_profile
 from oracleproto.refresh import RefreshOptions, parse_selector
@@ -35,6 +35,7 @@ from oracleproto.sim.harness import (
     simulated_settings,
 )
 from oracleproto.sim.server import SimConfig, Simulator
+from oracleproto.store.label import RunLabel
 
 _RATE = click.FloatRange(0.0, 1.0)
 
@@ -210,18 +211,13 @@ def sim_run(
     tags: tuple[str, ...],
 ) -> None:
     """Start the simulator, record a run through the normal `run --record` path, print its directory."""
-    if fail_5xx + fail_429 + fail_timeout > 1.0:
-        raise click.UsageError("--fail-5xx + --fail-429 + --fail-timeout must not exceed 1")
-    revoked = {SIM_LLM_KEY} if revoke_llm_key else set()
-    if revoke_detector_key:
-        revoked.add(SIM_DETECTOR_KEY)
-    faults = FaultConfig(
+    faults = _fault_config(
         latency_ms=latency_ms,
         fail_5xx=fail_5xx,
         fail_429=fail_429,
         fail_timeout=fail_timeout,
-        retry_after_s=0,
-        revoked_keys=frozenset(revoked),
+        revoke_llm_key=revoke_llm_key,
+        revoke_detector_key=revoke_detector_key,
         gzip_bomb_mib=gzip_bomb_mib,
         drip_s=drip_s,
     )
@@ -229,6 +225,57 @@ def sim_run(
         raise click.UsageError("--select needs --refresh RUN")
     chosen = sim_models(models_option, personas)
     label = run_label(name, tags, runs_root, run_id)
+    config = SimConfig(
+        seed=seed,
+        chat=replace(faults, quota_after=llm_credit, odd_usage=cast(OddUsage | None, odd_usage)),
+        search=replace(faults, quota_after=search_credit),
+        revisions=_revisions(revise),
+        replicas=not chosen.personas and chosen.count > len(SIM_MODELS),
+    )
+    _run_on_simulator(
+        config,
+        chosen,
+        samples=samples,
+        no_detector=no_detector,
+        revoke_detector_key=revoke_detector_key,
+        profile_path=profile_path,
+        limit=limit,
+        refresh=refresh,
+        select=select,
+        dataset=dataset,
+        runs_root=runs_root,
+        run_id=run_id,
+        seed=seed,
+        no_progress=no_progress,
+        no_report=no_report,
+        max_cost=max_cost,
+        allowed=allowed,
+        label=label,
+    )
+
+
+def _run_on_simulator(
+    config: SimConfig,
+    chosen: SimModels,
+    *,
+    samples: int,
+    no_detector: bool,
+    revoke_detector_key: bool,
+    profile_path: str | None,
+    limit: int | None,
+    refresh: str | None,
+    select: tuple[str, ...],
+    dataset: str,
+    runs_root: Path,
+    run_id: str | None,
+    seed: int,
+    no_progress: bool,
+    no_report: bool,
+    max_cost: float | None,
+    allowed: AllowedErrors,
+    label: RunLabel,
+) -> None:
+    """Start the simulator serving the ``chosen`` models, then record a run, or refresh ``refresh``."""
     spec = SimRunSpec(
         models=chosen.count,
         personas=chosen.personas,
@@ -237,29 +284,22 @@ def sim_run(
         detector=not no_detector,
         detector_key=SIM_DETECTOR_KEY if revoke_detector_key else None,
     )
-    config = SimConfig(
-        seed=seed,
-        chat=replace(faults, quota_after=llm_credit, odd_usage=cast(OddUsage | None, odd_usage)),
-        search=replace(faults, quota_after=search_credit),
-        revisions=_revisions(revise),
-        replicas=not chosen.personas and chosen.count > len(SIM_MODELS),
-    )
     with Simulator(config) as sim:
         settings = with_limit(
             simulated_profile(with_profile(simulated_settings(sim, spec), profile_path)), limit
         )
         if refresh is not None:
-            refresh_opts = RefreshOptions(
-                old_run=refresh_target(refresh, runs_root),
-                settings=settings,
+            _refresh_run(
+                refresh,
+                select,
+                settings,
+                dataset=dataset,
                 runs_root=runs_root,
-                selector=parse_selector(select),
-                dataset=None if dataset == "demo" else Path(dataset),
                 run_id=run_id,
-                progress=not no_progress,
-                after=None if no_report else write_run_analysis,
+                seed=seed,
+                no_progress=no_progress,
+                no_report=no_report,
             )
-            run_refresh(refresh_opts, clock=SystemClock(), rand=random.Random(seed + 1))
             return
         options = RunOptions(
             settings=settings,
@@ -274,3 +314,58 @@ def sim_run(
         execute_and_report(
             options, random.Random(seed), allowed=allowed, command="oracleproto sim run", label=label
         )
+
+
+def _fault_config(
+    *,
+    latency_ms: float,
+    fail_5xx: float,
+    fail_429: float,
+    fail_timeout: float,
+    revoke_llm_key: bool,
+    revoke_detector_key: bool,
+    gzip_bomb_mib: int,
+    drip_s: float,
+) -> FaultConfig:
+    """The faults both simulated services inject (``--latency-ms``, ``--fail-*``, ``--revoke-*`` …)."""
+    if fail_5xx + fail_429 + fail_timeout > 1.0:
+        raise click.UsageError("--fail-5xx + --fail-429 + --fail-timeout must not exceed 1")
+    revoked = {SIM_LLM_KEY} if revoke_llm_key else set()
+    if revoke_detector_key:
+        revoked.add(SIM_DETECTOR_KEY)
+    return FaultConfig(
+        latency_ms=latency_ms,
+        fail_5xx=fail_5xx,
+        fail_429=fail_429,
+        fail_timeout=fail_timeout,
+        retry_after_s=0,
+        revoked_keys=frozenset(revoked),
+        gzip_bomb_mib=gzip_bomb_mib,
+        drip_s=drip_s,
+    )
+
+
+def _refresh_run(
+    refresh: str,
+    select: tuple[str, ...],
+    settings: Settings,
+    *,
+    dataset: str,
+    runs_root: Path,
+    run_id: str | None,
+    seed: int,
+    no_progress: bool,
+    no_report: bool,
+) -> None:
+    """``--refresh RUN``: refresh that run against the running simulator."""
+    refresh_opts = RefreshOptions(
+        old_run=refresh_target(refresh, runs_root),
+        settings=settings,
+        runs_root=runs_root,
+        selector=parse_selector(select),
+        dataset=None if dataset == "demo" else Path(dataset),
+        run_id=run_id,
+        progress=not no_progress,
+        after=None if no_report else write_run_analysis,
+    )
+    run_refresh(refresh_opts, clock=SystemClock(), rand=random.Random(seed + 1))

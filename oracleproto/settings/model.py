@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from contextvars import ContextVar
 from pathlib import Path
-from typing import Annotated, Any, ClassVar, Literal, Self
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     AliasChoices,
@@ -23,13 +22,13 @@ from pydantic import (
     ValidationError,
     field_validator,
 )
-from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import NoDecode
 
 from oracleproto.errors import ConfigError
 from oracleproto.settings.checks import check_key, error_line, keys_in_urls, redact_snapshot, url_problem
 from oracleproto.settings.display_names import display_name_problems
 from oracleproto.settings.grid import reconcile_grid
-from oracleproto.settings.source import ConfigFileSource
+from oracleproto.settings.section import CONFIG_VALUES, SettingsSection
 from oracleproto.settings.values import (
     FloatList,
     SecretList,
@@ -53,46 +52,7 @@ def _env(*names: str) -> Any:
     return AliasChoices(*names)
 
 
-#: Off while a section is built from explicit values only (replay, simulator runs).
-_READ_ENVIRONMENT: ContextVar[bool] = ContextVar("oracleproto_read_environment", default=True)
-#: The experiment config file's values (section → field → value) while ``load_settings`` reads one.
-_CONFIG_VALUES: ContextVar[Mapping[str, Mapping[str, Any]] | None] = ContextVar(
-    "oracleproto_config_values", default=None
-)
-
-
-class _Section(BaseSettings):
-    model_config = SettingsConfigDict(
-        env_file=".env", extra="ignore", frozen=True, populate_by_name=True, case_sensitive=False
-    )
-
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        """Environment and ``.env`` unless building from explicit values."""
-        if not _READ_ENVIRONMENT.get():
-            return (init_settings,)
-        # Precedence: explicit values (CLI) > environment > experiment config file > ``.env``.
-        config = ConfigFileSource(settings_cls, _CONFIG_VALUES.get())
-        return (init_settings, env_settings, config, dotenv_settings, file_secret_settings)
-
-    @classmethod
-    def from_values(cls, values: Mapping[str, Any]) -> Self:
-        """Build from ``values`` (field names) and defaults only, ignoring the environment."""
-        token = _READ_ENVIRONMENT.set(False)
-        try:
-            return cls(**values)
-        finally:
-            _READ_ENVIRONMENT.reset(token)
-
-
-class LLMSettings(_Section):
+class LLMSettings(SettingsSection):
     """The main-LLM channel (paper Table 10 and App. B.4)."""
 
     CONFIG_SECTION: ClassVar[str] = "llm"
@@ -155,7 +115,7 @@ class LLMSettings(_Section):
     _split_map = field_validator("training_cutoffs", mode="before")(split_mapping)
 
 
-class SearchSettings(_Section):
+class SearchSettings(SettingsSection):
     """The Tavily search channel (paper App. B.4, Table 11)."""
 
     CONFIG_SECTION: ClassVar[str] = "search"
@@ -195,7 +155,7 @@ class SearchSettings(_Section):
     _split = field_validator("api_keys", "backoff_s", mode="before")(split_list)
 
 
-class DetectorSettings(_Section):
+class DetectorSettings(SettingsSection):
     """The leak detector H_aux (paper App. B.5, Tables 11 and 13)."""
 
     CONFIG_SECTION: ClassVar[str] = "detector"
@@ -232,7 +192,7 @@ class DetectorSettings(_Section):
     _no_path = field_validator("prompt_file", mode="before")(empty_is_none)
 
 
-class ReactSettings(_Section):
+class ReactSettings(SettingsSection):
     """The ReAct loop (paper Algorithm 1, App. B.4, Table 12)."""
 
     CONFIG_SECTION: ClassVar[str] = "react"
@@ -272,7 +232,7 @@ class ReactSettings(_Section):
     ``ANSWER_PARSER``."""
 
 
-class RunSettings(_Section):
+class RunSettings(SettingsSection):
     """The run: dataset, sampling, grid, store and record/replay mode."""
 
     CONFIG_SECTION: ClassVar[str] = "run"
@@ -331,7 +291,7 @@ class RunSettings(_Section):
         return None if isinstance(value, str) and not value.strip() else value
 
 
-class AnalysisSettings(_Section):
+class AnalysisSettings(SettingsSection):
     """The analysis pass (paper §4.2, App. B.1, B.9)."""
 
     CONFIG_SECTION: ClassVar[str] = "analysis"
@@ -446,7 +406,7 @@ class Settings(BaseModel):
         return snapshot
 
 
-_SECTION_CLASSES: tuple[type[_Section], ...] = (
+_SECTION_CLASSES: tuple[type[SettingsSection], ...] = (
     LLMSettings,
     SearchSettings,
     DetectorSettings,
@@ -476,17 +436,17 @@ def load_settings(
 ) -> Settings:
     """Read every section from the environment, ``config`` (an experiment config file's values,
     ``run_config.load_config``) and ``env_file`` when it exists."""
-    token = _CONFIG_VALUES.set(config or {})
+    token = CONFIG_VALUES.set(config or {})
     try:
         return _load_settings(env_file)
     finally:
-        _CONFIG_VALUES.reset(token)
+        CONFIG_VALUES.reset(token)
 
 
 def _load_settings(env_file: str | os.PathLike[str] | None) -> Settings:
     check_env_file(env_file)
     kwargs: dict[str, Any] = {"_env_file": env_file}
-    sections: dict[str, _Section] = {}
+    sections: dict[str, SettingsSection] = {}
     lines: list[str] = []
     # Every section is read so that one message lists every problem.
     for name, cls in zip(

@@ -31,12 +31,10 @@ import httpx
 from oracleproto.context import LogicalCall, current_logical_call
 from oracleproto.errors import CassetteIntegrityError, ConfigError
 from oracleproto.primitives.clock import Clock
-from oracleproto.primitives.hashing import canonical_json, sha256_hex
 from oracleproto.transport.channel_transport import AsyncChannelTransport, SyncChannelTransport
 from oracleproto.transport.diff import json_diff, stored_request
-from oracleproto.transport.entry import Entry, is_carried_copy
+from oracleproto.transport.entry import Entry
 from oracleproto.transport.gate import LiveGate
-from oracleproto.transport.index import CacheIndex, fingerprint
 from oracleproto.transport.keys import (
     DEFAULT_REQUEST_SHARING,
     Channel,
@@ -57,8 +55,7 @@ from oracleproto.transport.outcome import (
     to_response,
 )
 from oracleproto.transport.prepared import PreparedRequest, miss_error
-from oracleproto.transport.redo import UsedByDone, redo_on_resume, refresh_generation
-from oracleproto.transport.replay_index import is_ready, rebuild_for_replay
+from oracleproto.transport.redo import UsedByDone, redo_on_resume
 from oracleproto.transport.scrub import (
     collect_secrets,
     keep_request_headers,
@@ -66,8 +63,9 @@ from oracleproto.transport.scrub import (
     public_uri,
     redact_entry,
 )
+from oracleproto.transport.session_counts import OccurrenceCounter, TrafficTally
 from oracleproto.transport.shared_keys import SharedKeyMemo
-from oracleproto.transport.store import CassetteStore
+from oracleproto.transport.store_open import carried_keys, open_store
 from oracleproto.transport.traffic import SessionTraffic
 
 Mode = Literal["replay", "record", "refresh"]
@@ -104,6 +102,30 @@ class RecordReplay:
         self.cassette_dir = Path(cassette_dir)
         self.mode: Mode = mode
         self.clock = clock
+        self._init_live_side(inner, inner_sync, live_gate, flush_every_s)
+        self._init_session_state()
+        self._should_refresh = should_refresh
+        self._used_by_done = used_by_done
+        #: Exact "a done sample used this entry" (None = not known exactly); see ``_redo_on_resume``.
+        self._unused_failures_redo = unused_failures_redo
+        self._shared_keys = SharedKeyMemo()
+        self._shapes = ResponseShapes()
+        self.store = open_store(
+            self.cassette_dir, mode, cache_dir=cache_dir, write_generation=write_generation
+        )
+        # Keys whose entry in the write generation is a carried-over copy, not a live recording.
+        # Resuming a refresh: what an earlier session copied forward (rather than recorded
+        # live) must not serve a selected call — the same rule as within one session.
+        self._carried: set[str] = carried_keys(self.store) if mode == "refresh" else set()
+
+    def _init_live_side(
+        self,
+        inner: httpx.AsyncBaseTransport | None,
+        inner_sync: httpx.BaseTransport | None,
+        live_gate: LiveGate | None,
+        flush_every_s: float,
+    ) -> None:
+        """The live side's state: inner transports (made on first use if not given), gate, caps, flushes."""
         self._inner = inner
         self._inner_sync = inner_sync
         #: Each live async attempt goes through it (the shared ledger: rate tokens, spend reservations).
@@ -111,64 +133,30 @@ class RecordReplay:
         self._owned_async: httpx.AsyncHTTPTransport | None = None
         self._owned_sync: httpx.HTTPTransport | None = None
         self._flush_every_s = flush_every_s
-        self._last_flush = clock.monotonic()
-        self._lock = threading.Lock()
-        self._occurrences: Counter[tuple[str, str]] = Counter()
-        #: (id of a logical call, occurrence pair) → the number its attempt 0 took, for the channels
-        #: keyed per call whose identical requests may be in flight together (detector judgements of
-        #: one search): a retry must reuse its own call's number, not the pair's latest.
-        self._call_occurrences: dict[tuple[int, tuple[str, str]], int] = {}
-        self._live_keys: dict[str, float] = {}
-        self._inflight: dict[str, asyncio.Event] = {}
+        self._last_flush = self.clock.monotonic()
         #: Per channel: the provider's concurrency cap, held only while a request is on the wire.
         self._slots: dict[str, asyncio.Semaphore] = {}
+
+    def _init_session_state(self) -> None:
+        """This session's bookkeeping: occurrence numbers, calls live or in flight, traffic counters."""
+        self._lock = threading.Lock()
+        self._occurrences = OccurrenceCounter(self._lock)
+        # The counter's per-call numbers, reachable from the recorder (tests check they are forgotten).
+        self._call_occurrences = self._occurrences.by_call
+        self._live_keys: dict[str, float] = {}
+        self._inflight: dict[str, asyncio.Event] = {}
         #: Keys whose logical call is being recorded live: (that call, set when it finishes).
         self._open_calls: dict[str, tuple[LogicalCall, asyncio.Event]] = {}
-        self.counts: Counter[str] = Counter()
-        self._keys_used: dict[str, set[str]] = {}
-        #: (model, question id, sample) → keys of every entry that sample's requests used.
-        self._sample_keys: dict[tuple[str, str, int], set[str]] = {}
-        self._should_refresh = should_refresh
-        self._used_by_done = used_by_done
-        #: Exact "a done sample used this entry" (None = not known exactly); see ``_redo_on_resume``.
-        self._unused_failures_redo = unused_failures_redo
-        # Keys whose entry in the write generation is a carried-over copy, not a live recording.
-        self._carried: set[str] = set()
-        self._shared_keys = SharedKeyMemo()
-        self._shapes = ResponseShapes()
-        index = CacheIndex(cache_dir) if cache_dir is not None else None
-        current = fingerprint(self.cassette_dir) if index is not None and mode == "replay" else None
-        if index is not None and current is not None and not is_ready(index, current):
-            # Stale, empty or without its summary (built by a recording): stream the cassettes into
-            # it one file at a time, then serve this replay from it like any later one.
-            try:
-                rebuild_for_replay(index, self.cassette_dir, current)
-            except BaseException:
-                index.close()
-                raise
-        lazy = current is not None
-        write_gen = 0
-        if mode == "refresh":
-            write_gen = refresh_generation(self.cassette_dir, write_generation)
-        elif write_generation is not None:
-            raise ConfigError("write_generation is for refresh mode only (record writes generation 0)")
-        self.store = CassetteStore(
-            self.cassette_dir, writable=mode != "replay", write_generation=write_gen, index=index, lazy=lazy
-        )
-        if mode == "refresh":
-            # Resuming a refresh: what an earlier session copied forward (rather than recorded
-            # live) must not serve a selected call — the same rule as within one session.
-            for entry in self.store.entries_by_generation().get(write_gen, []):
-                if is_carried_copy(entry, self.store.get_before(entry.key, write_gen)):
-                    self._carried.add(entry.key)
+        self._tally = TrafficTally(self._lock)
+        self.counts: Counter[str] = self._tally.counts
 
     # -- public surface ----------------------------------------------------------------------
     def transport(self, channel: Channel, *, max_in_flight: int | None = None) -> httpx.AsyncBaseTransport:
         """An async httpx transport bound to ``channel``, at most ``max_in_flight`` live sends at once.
 
         The cap counts requests on the wire only: a call served from the cassettes, one waiting for
-        an identical call in flight, and a retry's backoff sleep hold no slot (docs/design.md,
-        "Concurrency caps count requests on the wire").
+        an identical call in flight, and a retry's backoff sleep hold no slot (docs/design/performance.md,
+        "Live scheduling").
         """
         checked = checked_channel(channel)
         if max_in_flight is not None:
@@ -187,9 +175,7 @@ class RecordReplay:
 
     def session_traffic(self) -> SessionTraffic:
         """A copy of this session's request counters and the keys used, per channel."""
-        with self._lock:
-            keys = {channel: set(used) for channel, used in self._keys_used.items()}
-            return SessionTraffic(Counter(self.counts), keys)
+        return self._tally.traffic()
 
     def session_stats(self) -> dict[str, dict[str, int]]:
         """Per channel: requests seen, served from cassette, sent live, distinct keys, waited."""
@@ -201,8 +187,7 @@ class RecordReplay:
         Taken when the sample is stored, so a sample redone in a later session reports what its
         final trajectory used, never a mix with an interrupted attempt.
         """
-        with self._lock:
-            return sorted(self._sample_keys.pop((model, question_id, sample), ()))
+        return self._tally.take_sample_keys(model, question_id, sample)
 
     def flush(self) -> None:
         """Write pending entries to the cassette files now."""
@@ -245,61 +230,10 @@ class RecordReplay:
     def _occurrence(
         self, channel: Channel, ctx: dict[str, Any] | None, projection_text: str, attempt: int
     ) -> int | None:
-        # Only requests keyed per call count repeats (``PreparedRequest`` asks for no other): the
-        # main-LLM channel's, and search/detector requests of a sample under request_sharing "none".
-        if ctx is None:
-            return None
-        pair = (canonical_json(ctx), sha256_hex(projection_text))
-        if channel != "llm":
-            return self._call_occurrence(pair, attempt)
-        # A trajectory's LLM calls are sequential: a retry (attempt > 0) reuses the number its
-        # attempt 0 took, which is the counter's last value for this pair.
-        with self._lock:
-            if attempt == 0 or self._occurrences[pair] == 0:
-                number = self._occurrences[pair]
-                self._occurrences[pair] += 1
-                return number
-            return self._occurrences[pair] - 1
-
-    def _call_occurrence(self, pair: tuple[str, str], attempt: int) -> int:
-        """The occurrence of a search/detector request keyed per call, bound to its logical call.
-
-        Identical detector requests of one search (a page listed twice) are in flight together, so
-        "the pair's latest number" could be another call's. Numbers are handed out in the order the
-        requests reach the transport: the agent starts the judgements in result order
-        (``asyncio.gather`` starts its tasks in order) and nothing before the keying suspends, so
-        record and replay number them alike (docs/design.md, "Request sharing").
-        """
-        call = current_logical_call()
-        slot = (id(call), pair)
-        with self._lock:
-            if call is not None and attempt > 0:
-                known = self._call_occurrences.get(slot)
-                if known is not None:
-                    return known
-            number = self._occurrences[pair]
-            self._occurrences[pair] += 1
-            if call is None:
-                return number
-            # Forgotten when the call ends, before its id can be reused by another object.
-            self._call_occurrences[slot] = number
-        call.on_finish.append(lambda: self._forget_call_occurrence(slot))
-        return number
-
-    def _forget_call_occurrence(self, slot: tuple[int, tuple[str, str]]) -> None:
-        with self._lock:
-            self._call_occurrences.pop(slot, None)
+        """The occurrence number ``PreparedRequest`` keys a request with (``OccurrenceCounter``)."""
+        return self._occurrences.number(channel, ctx, projection_text, attempt)
 
     # -- decisions ---------------------------------------------------------------------------
-    def _count(self, prep: PreparedRequest, what: str) -> None:
-        with self._lock:
-            self.counts[f"{prep.channel}:{what}"] += 1
-            if what == "requests":
-                self._keys_used.setdefault(prep.channel, set()).add(prep.key)
-                if prep.ctx is not None:
-                    slot = (str(prep.ctx["model"]), str(prep.ctx["question_id"]), int(prep.ctx["sample"]))
-                    self._sample_keys.setdefault(slot, set()).add(prep.key)
-
     def _lookup(self, prep: PreparedRequest) -> Entry | None:
         """The entry that should serve this attempt, or None to go live."""
         entry = self.store.get(prep.key)
@@ -364,7 +298,7 @@ class RecordReplay:
 
     def _serve(self, prep: PreparedRequest, entry: Entry, request: httpx.Request) -> httpx.Response:
         self._verify_hit(prep, entry)
-        self._count(prep, "hits")
+        self._tally.count(prep, "hits")
         if self.mode == "refresh" and prep.attempt == 0 and entry.generation != self.store.write_generation:
             self._carry(entry)
         elif self.mode != "replay" and prep.attempt == 0:
@@ -434,7 +368,7 @@ class RecordReplay:
         with self._lock:
             self._carried.discard(prep.key)
         self.store.put(entry)
-        self._count(prep, "live")
+        self._tally.count(prep, "live")
         if now - self._last_flush >= self._flush_every_s:
             self.flush()
         return entry
@@ -446,7 +380,7 @@ class RecordReplay:
         prep = PreparedRequest(
             channel, request, body, self._shared_keys, self._occurrence, shared_channels=self._shared_channels
         )
-        self._count(prep, "requests")
+        self._tally.count(prep, "requests")
         call = current_logical_call()
         owner = self._open_calls.get(prep.key)
         if owner is not None and owner[0] is not call:
@@ -454,14 +388,14 @@ class RecordReplay:
             # for its final outcome, never serve one of its intermediate 5xx/429 attempts, which
             # replay could not reproduce (replay only has the final outcome). A key of a call keyed
             # per sample and occurrence is never another call's, so such calls never wait here.
-            self._count(prep, "waited")
+            self._tally.count(prep, "waited")
             await owner[1].wait()
         entry = self._lookup(prep)
         if entry is None and self.mode != "replay" and prep.attempt == 0:
             # Identical concurrent calls (shared search/detector requests) wait for one live call.
             waiter = self._inflight.get(prep.key)
             if waiter is not None:
-                self._count(prep, "waited")
+                self._tally.count(prep, "waited")
                 await waiter.wait()
                 entry = self._lookup(prep)
         if entry is not None:
@@ -549,7 +483,7 @@ class RecordReplay:
         prep = PreparedRequest(
             channel, request, body, self._shared_keys, self._occurrence, shared_channels=self._shared_channels
         )
-        self._count(prep, "requests")
+        self._tally.count(prep, "requests")
         entry = self._lookup(prep)
         if entry is not None:
             return self._serve(prep, entry, request)

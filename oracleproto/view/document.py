@@ -10,18 +10,20 @@ import json
 import math
 import re
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from oracleproto._version import __version__
-from oracleproto.analysis.reader import RunData, read_run
+from oracleproto.analysis.reader import ModelRun, RunData, read_run
+from oracleproto.analysis.report import AnalysisResult
 from oracleproto.errors import OracleprotoError
 from oracleproto.store import RunDir
 from oracleproto.transport.store import CassetteStore
 from oracleproto.verify.findings import VerifyReport
 from oracleproto.view.overview import facts, plots_doc, run_analysis_settings, safe_result, tables_doc
 from oracleproto.view.recording import Recording
-from oracleproto.view.rows import cell_text, json_or_none, read_model_rows
+from oracleproto.view.rows import ModelRows, cell_text, json_or_none, read_model_rows
 from oracleproto.view.samples import detail, question_doc, summary
 
 SCHEMA = "oracleproto-view/1"
@@ -53,6 +55,73 @@ def verify_doc(report: VerifyReport | None) -> dict[str, Any]:
     }
 
 
+@dataclass
+class _Samples:
+    """What the viewer shows per model and question, in the order the models were read."""
+
+    models: list[dict[str, Any]] = field(default_factory=list)
+    questions: dict[str, dict[str, Any]] = field(default_factory=dict)
+    prompts: dict[str, dict[str, str | None]] = field(default_factory=dict)
+    summaries: dict[str, dict[str, list[dict[str, Any]]]] = field(default_factory=dict)
+    details: dict[str, dict[str, list[dict[str, Any]]]] = field(default_factory=dict)
+
+
+def _safe_recording(run: RunDir, manifest: dict[str, Any]) -> tuple[Recording | None, str | None]:
+    """The run's recording, or None and why it could not be read (None, None: there is none)."""
+    try:
+        return _recording(run, manifest), None
+    except OracleprotoError as exc:  # a damaged recording: show the DBs, say why the rest is missing
+        return None, str(exc)
+
+
+def _model_doc(model: ModelRun, rows: ModelRows, result: AnalysisResult | None) -> dict[str, Any]:
+    """One model as the viewer lists it: slug, shown name, DB file, cutoff, stored entry keys."""
+    return {
+        "slug": model.slug,
+        "name": result.shown(model.slug) if result is not None else model.slug,
+        "file": model.file,
+        "training_cutoff": model.run_meta.get("training_cutoff"),
+        "has_entry_keys": rows.entry_keys is not None,
+    }
+
+
+def _add_model_samples(out: _Samples, model: ModelRun, rows: ModelRows, recording: Recording | None) -> None:
+    """Add one model's questions, prompts, sample summaries and sample details to ``out``."""
+    per_model: dict[str, list[dict[str, Any]]] = {}
+    out.prompts[model.slug] = {}
+    for qi, qid in enumerate(model.table.question_ids):
+        out.questions.setdefault(qid, question_doc(model, rows, qi, qid))
+        out.prompts[model.slug][qid] = rows.prompts.get(qid)
+        cells_of = rows.samples.get(qid, {})
+        per_model[qid] = [summary(model, qi, j, cells_of.get(j, {})) for j in range(model.table.n)]
+        out.details.setdefault(model.slug, {})[qid] = [
+            detail(rows, qid, j, cells_of.get(j, {}), recording) for j in range(model.table.n)
+        ]
+    out.summaries[model.slug] = per_model
+
+
+def _samples(
+    run: RunDir, data: RunData, result: AnalysisResult | None, recording: Recording | None
+) -> _Samples:
+    """Every model's entry and samples, each model's DB read in turn."""
+    out = _Samples()
+    for model in data.models:
+        rows = read_model_rows(run.root / "db" / model.file, model.table.n)
+        out.models.append(_model_doc(model, rows, result))
+        _add_model_samples(out, model, rows, recording)
+    return out
+
+
+def _question_order(manifest: dict[str, Any], questions: dict[str, dict[str, Any]]) -> list[str]:
+    """The questions' ids in the run's filter order, then any others sorted."""
+    order = (
+        manifest.get("filters", {}).get("question_ids") if isinstance(manifest.get("filters"), dict) else None
+    )
+    qids = [q for q in order if q in questions] if isinstance(order, list) else sorted(questions)
+    qids += [q for q in sorted(questions) if q not in qids]
+    return qids
+
+
 def build_document(
     run_root: Path,
     *,
@@ -77,44 +146,10 @@ def build_document(
     settings = run_analysis_settings(snapshot, run.root, earlier=earlier)
     result, analysis_error = safe_result(run.root, settings)
     progress("cassettes")
-    recording_error: str | None = None
-    try:
-        recording = _recording(run, manifest)
-    except OracleprotoError as exc:  # a damaged recording: show the DBs, say why the rest is missing
-        recording, recording_error = None, str(exc)
+    recording, recording_error = _safe_recording(run, manifest)
     progress("samples")
-    questions: dict[str, dict[str, Any]] = {}
-    summaries: dict[str, dict[str, list[dict[str, Any]]]] = {}
-    details: dict[str, dict[str, list[dict[str, Any]]]] = {}
-    prompts: dict[str, dict[str, str | None]] = {}
-    models: list[dict[str, Any]] = []
-    for model in data.models:
-        rows = read_model_rows(run.root / "db" / model.file, model.table.n)
-        models.append(
-            {
-                "slug": model.slug,
-                "name": result.shown(model.slug) if result is not None else model.slug,
-                "file": model.file,
-                "training_cutoff": model.run_meta.get("training_cutoff"),
-                "has_entry_keys": rows.entry_keys is not None,
-            }
-        )
-        per_model: dict[str, list[dict[str, Any]]] = {}
-        prompts[model.slug] = {}
-        for qi, qid in enumerate(model.table.question_ids):
-            questions.setdefault(qid, question_doc(model, rows, qi, qid))
-            prompts[model.slug][qid] = rows.prompts.get(qid)
-            cells_of = rows.samples.get(qid, {})
-            per_model[qid] = [summary(model, qi, j, cells_of.get(j, {})) for j in range(model.table.n)]
-            details.setdefault(model.slug, {})[qid] = [
-                detail(rows, qid, j, cells_of.get(j, {}), recording) for j in range(model.table.n)
-            ]
-        summaries[model.slug] = per_model
-    order = (
-        manifest.get("filters", {}).get("question_ids") if isinstance(manifest.get("filters"), dict) else None
-    )
-    qids = [q for q in order if q in questions] if isinstance(order, list) else sorted(questions)
-    qids += [q for q in sorted(questions) if q not in qids]
+    samples = _samples(run, data, result, recording)
+    qids = _question_order(manifest, samples.questions)
     return {
         "schema": SCHEMA,
         "generator": f"oracleproto {__version__}",
@@ -130,11 +165,11 @@ def build_document(
         },
         "tables": tables_doc(result) if result is not None else [],
         "plots": plots_doc(run.analysis_dir, result),
-        "models": models,
-        "questions": [questions[q] for q in qids],
-        "prompts": prompts,
-        "summaries": summaries,
-        "details": details,
+        "models": samples.models,
+        "questions": [samples.questions[q] for q in qids],
+        "prompts": samples.prompts,
+        "summaries": samples.summaries,
+        "details": samples.details,
         "searches": recording.searches if recording is not None else {},
         "verdicts": recording.verdicts if recording is not None else {},
     }
