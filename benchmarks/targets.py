@@ -1,6 +1,7 @@
 """``make bench``: every performance target as one table, each row against a baseline of the same run.
 
-Rows (what each divides by, and what regression trips it, is in docs/design.md, "The target table"):
+Rows (what each divides by, and what regression trips it, is in docs/design/performance.md,
+"The target table"):
 
 * per run size (2×80×3 and 6×80×3 from the shared set, 30×300×3 from a generated 300-question set;
   each recorded once by the simulator and kept, ``benchmarks.runs``): the first replay over the

@@ -6,7 +6,8 @@ __version__ = "0.1.0.dev0"
 #: user chose; this records what the code itself sends and stores beyond them. It is bumped when a
 #: change makes the requests or stored values of a run recorded before it differ, so such a run can
 #: be neither resumed nor replayed byte for byte by this code (it can still be verified and
-#: re-scored). A manifest of ours without the key is revision 1. See docs/design.md, "Harness revision".
+#: re-scored). A manifest of ours without the key is revision 1. See docs/design/architecture.md,
+#: "Harness revision".
 #:   1  up to issue 13;
 #:   2  search tool messages carry each result's score and page body; stored counters
 #:      (``tool_calls_count``, ``nudges_used``, ``user_prompt`` on call errors) follow the earlier
@@ -18,7 +19,7 @@ HARNESS_REVISION = 2
 #: ``verify`` can tell a run published by an older analysis from a tampered one. A summary records
 #: the last revision that changed its own convention's output (``ANALYSIS_REVISIONS``), so a bump
 #: for one convention leaves the other's published runs byte-identical. A summary without the key
-#: is revision 1. See docs/design.md, "Analysis revision".
+#: is revision 1. See docs/design/reviewing.md, "Analysis revision".
 #:   1  up to issue 16;
 #:   2  ``table_counts``, plots at 300 dpi PNG plus SVG with missing buckets drawn as missing,
 #:      count and ``call_failures`` keys in ``summary.json``;

@@ -27,7 +27,8 @@ from enum import StrEnum
 
 
 class ErrorKind(StrEnum):
-    """The paper's seven failure kinds (Table 14) plus ``quota`` (our extension, see design.md)."""
+    """The paper's seven failure kinds (Table 14) plus ``quota`` (our extension, see
+    docs/design/reliability.md, "Quota")."""
 
     NETWORK = "network"
     RATE_LIMIT = "rate_limit"

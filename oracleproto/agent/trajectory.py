@@ -3,7 +3,7 @@
 Latency is the sum of the *recorded* latencies of the LLM turns and search calls on the path
 (``ChatResponse.latency_ms``, ``SearchOutcome.latency_ms``), never the wall clock, so a replayed
 sample reproduces the stored value byte for byte. ``created_at`` is likewise the recorded
-``received_at`` of the last LLM response. docs/design.md ("Time is data") defines both, retries
+``received_at`` of the last LLM response. docs/design/record-replay.md ("Time is data") defines both, retries
 and shared calls included.
 """
 
@@ -84,7 +84,7 @@ class Trajectory:
         latency_ms: int | None,
         search_calls: list[dict[str, Any]],
     ) -> SampleResult:
-        """An error row that keeps what was billed before the failure (docs/design.md, Cost).
+        """An error row that keeps what was billed before the failure (docs/design/metrics.md, Cost).
 
         Counters and token columns stay 0 as run-layout.md fixes for a call error; ``step_metrics``
         holds the completed turns plus, when the failed call's final reply reported usage, an
@@ -134,7 +134,8 @@ class Trajectory:
             correct=(letters == self.question.answer) if letters is not None else None,
             parse_ok=letters is not None,
             # The earlier implementation's count: searches executed (failed ones too), not every tool
-            # call the model issued; its analysis averages it as avg_tool_calls (docs/design.md, Agent).
+            # call the model issued; its analysis averages it as avg_tool_calls
+            # (docs/design/architecture.md, Agent).
             tool_calls_count=len(search_calls),
             react_steps=len(self.step_metrics),
             prompt_tokens=self.prompt_tokens,

@@ -1,4 +1,4 @@
-"""What a model's run was billed for, read from the stored JSON cells (docs/design.md, Cost).
+"""What a model's run was billed for, read from the stored JSON cells (docs/design/metrics.md, Cost).
 
 Main-LLM calls come from ``step_metrics`` (one entry per billed call: every completed turn, and
 the failed call of an errored sample when its final reply reported usage, marked ``error``);

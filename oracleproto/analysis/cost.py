@@ -148,7 +148,7 @@ def _channel_detail(billing: ChannelBilling, cost: ChannelCost) -> dict[str, Any
 
 
 def cost_detail(billing: ModelBilling, cost: CostSummary, prices: PriceTable | None) -> dict[str, Any]:
-    """The ``cost_detail`` object of ``summary.json`` (docs/design.md, Outputs)."""
+    """The ``cost_detail`` object of ``summary.json`` (docs/design/metrics.md, Outputs)."""
     detector = _channel_detail(billing.detector, cost.detector)
     detector.update(slug=billing.detector_slug, unrecorded_calls=billing.detector_unrecorded)
     return {

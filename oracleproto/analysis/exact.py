@@ -17,7 +17,7 @@ difference flips the published digit. So the numbers the analysis reports are co
 
 An analysis revision before :data:`~oracleproto.analysis.revisions.EXACT_REDUCTIONS` computed these
 with numpy; :func:`reductions_of` restores that for one analysis, so ``verify`` can re-score a run
-published by it (docs/design.md, "Exact reductions").
+published by it (docs/design/metrics.md, "Exact reductions").
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Give the C heap's free pages back before the analysis pass, and keep its large buffers off it.
 
-Why (issue 18, docs/design.md "Analysis memory"): a run or replay ends with tens of MiB of freed
+Why (docs/design/performance.md, "Analysis memory"): a run or replay ends with tens of MiB of freed
 but resident heap pages (glibc keeps what the agent loops freed), and glibc's dynamic mmap
 threshold, raised by those frees, puts each plot's 13 MB render buffer on the heap, where the next
 figure's small allocations split it — every figure then grew the heap anew, so the pass's peak

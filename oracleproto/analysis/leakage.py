@@ -1,6 +1,6 @@
 """Leakage-adjusted intervals (issue 29 §4): a leakage audit's bound carried into the scores.
 
-The rule (docs/design.md, "Leakage-adjusted intervals"). ``audit score`` measures the residual
+The rule (docs/design/metrics.md, "Leakage-adjusted intervals"). ``audit score`` measures the residual
 leakage rate FN/N — N labelled audit items, one search result drawn per test item (model,
 question, sample), FN those the detector kept and a human labelled a leak — and writes its Wilson
 95 % interval (``audit_summary.json`` ``fn_rate_ci``). Its upper end u is the bound used here,

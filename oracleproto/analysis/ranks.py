@@ -5,7 +5,7 @@ of resamples (replicate r of every model from the same draw), higher is better. 
 compared, so ints, Fractions and floats all work; the reported numbers are ratios of counts,
 except Kendall's τ-b, an exactly rounded square root of a ratio of pair counts.
 
-Definitions (docs/design.md, "Conventions"):
+Definitions (docs/design/metrics.md, "Conventions"):
 - rank: competition ranking, 1 + the number of models strictly better, so models tied for first
   all have rank 1 (in the point ranking and in every replicate);
 - a replicate counts only when every model is defined in it (None or NaN leaves it out);

@@ -79,7 +79,7 @@ class AnalysisResult:
         return self.display_names.get(slug, slug)
 
     def summary(self) -> dict[str, Any]:
-        """The ``summary.json`` document (schema in docs/design.md)."""
+        """The ``summary.json`` document (schema in docs/design/metrics.md)."""
         return {
             "schema": SUMMARY_SCHEMA,
             "run_id": self.run_id,

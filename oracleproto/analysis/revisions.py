@@ -1,7 +1,7 @@
 """The analysis revision a summary records per convention, and what older revisions computed.
 
 ``verify`` re-scores a run published by an older revision with that revision's definitions, so
-only the definitions that changed since are switchable here (docs/design.md, "Analysis revision").
+only the definitions that changed since are switchable here (docs/design/reviewing.md, "Analysis revision").
 """
 
 from __future__ import annotations

@@ -86,7 +86,7 @@ TABLES: dict[str, tuple[str, tuple[Column, ...]]] = {
                 3,
                 "min",
             ),
-            # Where the total comes from: provider | price table | mixed | n/a (docs/design.md, Cost).
+            # Where the total comes from: provider | price table | mixed | n/a (docs/design/metrics.md, Cost).
             Column("Cost Source", r"\textbf{Cost Source}", _key("cost_source"), 0, "none"),
             Column(
                 "Total Cost with Tools (USD)",

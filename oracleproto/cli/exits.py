@@ -1,4 +1,4 @@
-"""Exit statuses of the command line, in one place (README and docs/design.md list them)."""
+"""Exit statuses of the command line, in one place (README and docs/design/architecture.md list them)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """Capture files: every HTTP exchange of a harness, one JSON object per line.
 
-Fields of a line (``docs/design.md``, "Conformance captures"): ``seq`` (unique integer), ``t`` (server clock,
+Fields of a line (``docs/design/architecture.md``, "Conformance captures"): ``seq`` (unique integer),
+``t`` (server clock,
 seconds), ``method``, ``path``, ``headers`` and ``resp_headers`` (lists of ``[name, value]``),
 ``body_b64`` and ``resp_b64`` (standard base64 of the exact bytes), ``status`` (HTTP status, 0 when
 the connection was dropped without an answer), ``served`` and ``key`` (the capturing proxy's notes).

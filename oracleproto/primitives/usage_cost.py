@@ -1,7 +1,7 @@
 """What a provider's ``usage`` object says a call cost, and how many prompt tokens were cached.
 
 Pure and dependency-free, so the transport's cassette statistics, the refresh audit and the
-providers read the same fields the same way (docs/design.md, "Cost as the paper reports it").
+providers read the same fields the same way (docs/design/metrics.md, "Cost as the paper reports it").
 Gateways report the invoice of each call: OpenRouter sends ``cost`` in USD (credits) and, for a
 bring-your-own-key call (``is_byok: true``), the upstream provider's charge in
 ``cost_details.upstream_inference_cost``; xAI sends ``cost_in_usd_ticks``, an integer in 1e-10

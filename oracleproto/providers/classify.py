@@ -5,7 +5,7 @@ The matching order is the paper's: transport errors and timeouts → network; 40
 Zhipu and other gateways refuse in Chinese only) or carries a policy code (Zhipu 1301) →
 content_policy, checked before the generic 400 → bad_request; anything else → unknown.
 
-Our extension (docs/design.md, "Quota"): before any of the 4xx rows, HTTP 402, Tavily's 432/433
+Our extension (docs/design/reliability.md, "Quota"): before any of the 4xx rows, HTTP 402, Tavily's 432/433
 and a 4xx (other than 401) whose body says the credit, balance or plan limit is exhausted →
 ``quota``. Those never clear within a run, so retrying them as rate limits only burns backoff.
 

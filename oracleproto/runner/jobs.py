@@ -81,7 +81,8 @@ def interleave(per_cell: list[list[Job]]) -> list[Job]:
 
     Cells load the channels differently (a model that searches keeps the detector busy, one that
     does not only the LLM); running them side by side keeps every channel's slots busy, where
-    cell after cell would leave one channel idle for a whole cell (docs/design.md, "Live scheduling").
+    cell after cell would leave one channel idle for a whole cell (docs/design/performance.md,
+    "Live scheduling").
     """
     return [job for row in zip_longest(*per_cell) for job in row if job is not None]
 

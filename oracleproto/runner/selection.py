@@ -3,7 +3,7 @@
 Applied where the question filters are (``identity.resolve_identity``), so a limited run's manifest
 lists exactly its questions (``filters.question_ids``) and a resume compares them like any other
 question selection: a run started with ``--limit 5`` is resumed with ``--limit 5``; ``--limit 10``
-is another run (docs/design.md, "Plan and cap spend before a run").
+is another run (docs/design/architecture.md, "Plan and cap spend before a run").
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Measured averages of an earlier (pilot) run, for ``plan --calibrate RUN`` (docs/design.md).
+"""Measured averages of an earlier (pilot) run, for ``plan --calibrate RUN`` (docs/design/architecture.md).
 
 Reads the pilot's stores only (``analysis/reader.read_run``, then its per-model DBs opened
 read-only for the per-step prompts and per-search result counts) and derives, per real model

@@ -3,7 +3,7 @@
 ``oracleproto run|plan --config FILE`` reads it; without ``--config``, ``oracleproto.toml`` in the
 working directory is read when it exists. Its tables are the settings' sections and its keys the
 fields (``[llm] models = ["vendor/model"]``, ``[run] sampling_n = 3``); every key says which
-environment variable it stands for in ``docs/design.md``. Precedence: command-line options >
+environment variable it stands for in ``docs/design/architecture.md``. Precedence: command-line options >
 environment variables > this file > ``.env`` > defaults. API keys are refused here: a config file
 is meant to be committed with an experiment, keys belong in ``.env`` or the environment.
 """

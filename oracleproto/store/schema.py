@@ -2,7 +2,7 @@
 
 ``run_results`` is stored physically wide — one row per question, 24 ``s{i}_…`` columns per
 sample — exactly as the existing layout, so existing readers and the paper's ``init_schema``
-column-adding migration work unchanged (design.md, "Run store").
+column-adding migration work unchanged (docs/design/record-replay.md, "Run store").
 """
 
 from __future__ import annotations
@@ -163,7 +163,8 @@ assert MIGRATIONS[-1].version == SCHEMA_VERSION
 
 #: SQLite's page cache per connection (negative: KiB). The default 2 MiB per model DB made a run's
 #: memory grow with its number of models; a sample's write touches a few pages and the analysis
-#: scans tables in order, so 256 KiB costs no measurable time (docs/design.md, issue 18).
+#: scans tables in order, so 256 KiB costs no measurable time (docs/design/performance.md,
+#: "SQLite page cache per model DB").
 PAGE_CACHE_SIZE = -256
 
 

@@ -1,6 +1,6 @@
 """Record/replay transport: one content-addressed cache for llm, search and detector traffic.
 
-``RecordReplay`` is the entry point; see ``docs/design.md`` (Record/replay transport) for the
+``RecordReplay`` is the entry point; see ``docs/design/record-replay.md`` for the
 key schema, file format, modes and generations.
 """
 

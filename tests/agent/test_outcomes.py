@@ -15,7 +15,7 @@ async def test_call_failure_is_recorded_as_its_kind(kit) -> None:
     result, chat, _ = await kit.run([kit.search("a"), failure])
     assert len(chat.calls) == 2
     # The error row's columns keep run-layout.md's shape; the JSON cells keep what was billed
-    # before the failure (the first turn and its search), for the cost (docs/design.md, Cost).
+    # before the failure (the first turn and its search), for the cost (docs/design/metrics.md, Cost).
     empty = SampleResult.empty(error="server_5xx", created_at=kit.search_response_time(1))
     assert {**vars(result), "step_metrics": None, "search_calls": None} == vars(empty)
     assert [s["step"] for s in result.step_metrics] == [0]

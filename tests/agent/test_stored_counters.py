@@ -1,7 +1,7 @@
 """The counters the paper leaves undefined, stored as the earlier implementation stores them.
 
 Its analysis averages them per model (``avg_tool_calls``, ``avg_nudges_used``), so our runs must
-carry the same meaning for the two codes to report the same averages (docs/design.md, Agent).
+carry the same meaning for the two codes to report the same averages (docs/design/architecture.md, Agent).
 """
 
 from __future__ import annotations

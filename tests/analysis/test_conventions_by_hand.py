@@ -64,7 +64,7 @@ F = Fraction
 
 def composite(*parts: tuple[str, Fraction]) -> float:
     """Composite accuracy from (weight as written, exact bucket mean) pairs, as published: each
-    bucket mean rounded once to a double, weighted exactly, rounded once (design.md, "Exact
+    bucket mean rounded once to a double, weighted exactly, rounded once (docs/design/metrics.md, "Exact
     reductions"), so the value can be recomputed from the published ``exam_avg``."""
     total = sum((F(w) * F(float(mean)) for w, mean in parts), F(0))
     return float(total / sum(F(w) for w, _ in parts))
@@ -92,7 +92,7 @@ def test_paper_k3(k3: RunData) -> None:
     assert (v["pass_any_at_n"], v["pass_all_at_n"]) == (1.0, float(F(1, 6)))  # only b1 right three times
     # Ties: y2 (B 1, A 1) and s1 (1 each) dropped; votes y1 A ✓, b1 A ✓, m1 {A} ✓, m2 {A} ✗.
     assert v["majority_vote_accuracy"] == 0.75
-    # 7/36, as the difference of the two published values (design.md, "Exact reductions").
+    # 7/36, as the difference of the two published values (docs/design/metrics.md, "Exact reductions").
     assert v["majority_vote_gain"] == 0.75 - float(F(5, 9))
     # Exam means: y1 2/3, y2 1/3 → 1/2; b1 1; pooled MC s1 1/3, m1 2/3 (the AB trial has a false
     # positive), m2 (1/2 + 1/2 + 1)/3 = 2/3 → 5/9. 0.15·1/2 + 0.15·1 + 0.70·5/9 = 221/360.

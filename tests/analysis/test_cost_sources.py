@@ -1,6 +1,6 @@
 """Cost as the paper reports it: the provider's invoice per call, else the price table, labelled
 (provider / price table / mixed / n/a); search credits, detector usage, billed call errors, and
-Eq. per-correct computed by hand (docs/design.md, "Cost as the paper reports it")."""
+Eq. per-correct computed by hand (docs/design/metrics.md, "Cost as the paper reports it")."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Every ``make bench`` row can fail (issue 32): a regression injected into a copy trips it.
 
 Each test measures a row on a small recording twice — the clean package and a copy with the
-regression the row's docs name (docs/design.md, "The target table") — and shows that the row's
+regression the row's docs name (docs/design/performance.md, "The target table") — and shows that the row's
 value moves by about the injected cost and that the row then fails. The replay and verify rows run
 the tool and its floor as child processes, exactly as ``make bench`` does (``benchmarks.inject``
 points them at the copy); the record and loader rows run in this process and are patched here.

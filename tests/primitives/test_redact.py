@@ -50,7 +50,7 @@ def test_redact_url(url: str, expected: str) -> None:
 
 
 def test_a_key_in_the_path_is_redacted_only_when_known() -> None:
-    # Decision (docs/design.md, Secrets): a path segment cannot be told from a route by its
+    # Decision (docs/design/security.md, Secrets): a path segment cannot be told from a route by its
     # shape, so only known keys are removed from paths; settings refuse such base URLs.
     url = f"https://h/v1/{KEY}/chat/completions"
     assert redact_url(url) == url

@@ -103,8 +103,9 @@ def test_prompt_with_missing_fields_and_braces_in_text() -> None:
 
 
 def test_prompt_hash_is_sha256_16_of_the_unformatted_template() -> None:
-    # The built-in template keeps the value it had as a str.format template (docs/design.md,
-    # "Detector"): sha256-16 of that spelling, so earlier runs resume and snapshots keep their value.
+    # The built-in template keeps the value it had as a str.format template
+    # (docs/design/datasets-and-providers.md, "Detector prompt as data"): sha256-16 of that spelling,
+    # so earlier runs resume and snapshots keep their value.
     legacy = DETECTOR_TEMPLATE.replace("{", "{{").replace("}", "}}")
     for field in ("cutoff_date", "title", "url", "published_date", "content", "raw_content"):
         legacy = legacy.replace("{{{{" + field + "}}}}", "{" + field + "}")

@@ -252,7 +252,7 @@ def check_injected(name: str, recording: Recording, slots: Slots) -> None:
 
 
 def check_time_comes_from_the_recording(run: RunDir, slots: Slots) -> None:
-    """Each slot's timing follows docs/design.md ("Time is data") from the entries it used.
+    """Each slot's timing follows docs/design/record-replay.md ("Time is data") from the entries it used.
 
     A step's latency is its entry's ``latency_ms`` (retries and backoffs included); a sample's
     ``latency_ms`` adds its searches' entry latencies (failed ones included); its ``created_at``

@@ -1,4 +1,5 @@
-"""Pending slots run cells side by side, so every channel has work (docs/design.md, Live scheduling)."""
+"""Pending slots run cells side by side, so every channel has work (docs/design/performance.md,
+Live scheduling)."""
 
 from __future__ import annotations
 

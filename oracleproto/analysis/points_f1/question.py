@@ -3,7 +3,7 @@
 An incomplete question (a trial missing or ended by an infrastructure error) has no value for
 any metric: only its points, its random baseline and why it is incomplete. Everything else is
 defined on the K trials of a complete question, ⊥ and refusals scoring 0 and abstaining from the
-vote (docs/design.md, "Conventions", for the choices where the contract is silent).
+vote (docs/design/metrics.md, "Conventions", for the choices where the contract is silent).
 """
 
 from __future__ import annotations

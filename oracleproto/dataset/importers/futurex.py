@@ -1,6 +1,7 @@
 """FutureX-Past importer: Parquet shards or JSON/JSONL exports → collapsed candidate rows.
 
-Facts of the release this handles (see docs/design.md "Dataset importers"): option labels run
+Facts of the release this handles (see docs/design/datasets-and-providers.md, "Dataset importers"):
+option labels run
 ``chr(65 + i)`` past ``Z`` (``[ \\ ] ^ _`` and a backtick); ``ground_truth`` is a list, a
 Python-list string (``"['A', 'C']"``), a JSON string or an option text; ``end_time`` is a date,
 a datetime or ``YYYY/M/D``; an indented instruction block follows the options; levels 3-4 are
