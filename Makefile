@@ -14,15 +14,16 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@
 
-# The suite on every core (pytest-xdist: one worker per CPU, each its own session and temp dirs).
+# The suite on every core (pytest-xdist: one worker per CPU, each its own session and temp dirs;
+# an idle worker takes tests queued for a busy one, so a few long tests do not make a long tail).
 # A single file or test runs serially: `$(BIN)/python -m pytest tests/scoring/test_parser.py`.
 test: install
-	$(BIN)/python -m pytest -n auto
+	$(BIN)/python -m pytest -n auto --dist worksteal
 
 # The same in a random order (pytest-randomly, off by default in pyproject.toml); the seed is
 # printed, and `SEED=<n> make test-shuffled` repeats an order.
 test-shuffled: install
-	$(BIN)/python -m pytest -n auto -p randomly $(if $(SEED),--randomly-seed=$(SEED))
+	$(BIN)/python -m pytest -n auto --dist worksteal -p randomly $(if $(SEED),--randomly-seed=$(SEED))
 
 lint: install
 	$(BIN)/ruff check oracleproto tests benchmarks

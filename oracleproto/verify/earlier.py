@@ -73,12 +73,11 @@ def check_layout_coherent(run: RunDir, metas: Mapping[str, RunMeta], db_paths: M
         for label, m in metas.items()
         if _ours(m.config_snapshot)
     ]
-    with suppress(sqlite3.DatabaseError):  # an unreadable DB has failed its own check already
-        traces += [
-            f"db/{path.name} has oracleproto's {SAMPLE_ENTRIES_TABLE} table"
-            for path in db_paths.values()
-            if _has_table(path, SAMPLE_ENTRIES_TABLE)
-        ]
+    for path in db_paths.values():
+        # An unreadable DB has failed its own check already; the next ones are still looked at.
+        with suppress(sqlite3.DatabaseError):
+            if _has_table(path, SAMPLE_ENTRIES_TABLE):
+                traces.append(f"db/{path.name} has oracleproto's {SAMPLE_ENTRIES_TABLE} table")
     if traces:
         return failed(
             what,

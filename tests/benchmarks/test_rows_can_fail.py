@@ -195,7 +195,7 @@ def test_live_efficiency_row_fails_with_a_wait_in_the_request_path(monkeypatch: 
     original = RecordReplay.handle_async
 
     async def waits(self: RecordReplay, channel: str, request: object) -> object:
-        await asyncio.sleep(3.0)  # outside the attempt the provider times: the ideal bound is unchanged
+        await asyncio.sleep(1.0)  # outside the attempt the provider times: the ideal bound is unchanged
         return await original(self, channel, request)  # type: ignore[arg-type]
 
     monkeypatch.setattr(RecordReplay, "handle_async", waits)

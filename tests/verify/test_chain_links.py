@@ -270,3 +270,17 @@ def test_time_offset_is_the_larger_of_the_start_and_finish_distances() -> None:
     # An unfinished manifest (or DB) has only the start to compare.
     manifest.finished_at = None
     assert time_offset(meta, manifest) == 0.25
+
+
+def test_a_row_not_in_the_dataset_does_not_hide_the_rows_after_it(
+    db_copy: Path, manifest_json: dict[str, Any]
+) -> None:
+    # 'demo-00' sorts first and is not in the dataset; demo-02's change comes after it and is still read.
+    _set(db_copy, "UPDATE questions SET id = 'demo-00' WHERE id = 'demo-01'")
+    _set(db_copy, "UPDATE questions SET answer = 'Z' WHERE id = 'demo-02'")
+    assert check_dataset(demo_db_path(), _manifest(manifest_json), {LABEL: db_copy})[-1] == Check(
+        f"{LABEL} questions ↔ dataset",
+        "FAIL",
+        f"{LABEL}: row id='demo-00' is not in the dataset; "
+        "row id='demo-02' column 'answer' differs from the dataset",
+    )

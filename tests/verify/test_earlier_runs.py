@@ -243,3 +243,26 @@ def test_only_the_earlier_layout_may_lack_the_manifests_trailing_newline() -> No
 
     assert accepted_manifest_bytes(manifest(False)) == (b'{"run_id": "r"}\n',)
     assert accepted_manifest_bytes(manifest(True)) == (b'{"run_id": "r"}\n', b'{"run_id": "r"}')
+
+
+def test_every_trace_is_named_in_one_message_and_an_unreadable_db_hides_none(tmp_path: Path) -> None:
+    (tmp_path / "r" / "cassettes").mkdir(parents=True)
+    run = RunDir(tmp_path / "r", "r")
+    theirs = _db_with_table(tmp_path / "theirs.db", "run_meta")
+    assert check_layout_coherent(run, {}, {"a": theirs}) == Check(
+        "earlier-implementation layout",
+        "pass",
+        "manifest without oracleproto's additions, flat config snapshots, no cassettes",
+    )
+    (tmp_path / "r" / "cassettes" / "x.yaml").write_text("interactions: []\n")
+    unreadable = tmp_path / "unreadable.db"
+    unreadable.write_bytes(b"not a database, " * 64)
+    ours = _db_with_table(tmp_path / "ours.db", "oracleproto_sample_entries")
+    check = check_layout_coherent(run, {}, {"a": unreadable, "b": ours})
+    assert check == Check(
+        "earlier-implementation layout",
+        "FAIL",
+        "manifest.json has none of oracleproto's keys (the earlier implementation's layout), yet "
+        "cassettes/ holds files; db/ours.db has oracleproto's oracleproto_sample_entries table: the "
+        "manifest lost its 'cassettes' and 'oracleproto_version' keys; restore it from a backup",
+    )
