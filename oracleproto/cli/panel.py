@@ -10,6 +10,13 @@ from pathlib import Path
 import click
 
 from oracleproto.cli.exits import EXIT_FAILED
+from oracleproto.cli.runref import RunArgument, RunRef, runs_root_option
+
+#: Shown under the options of the commands whose argument is a panel.
+PANEL_EPILOG = (
+    "PANEL: a panel directory (`panel build --out`), or its run id, a unique prefix of one or its "
+    "name under --runs-root (found as a RUN is)."
+)
 
 
 def _stage(name: str) -> None:
@@ -50,23 +57,22 @@ def build_command(*, spec: Path, out: Path, store_url: str | None, quiet: bool) 
     click.echo(str(built.root))
 
 
-@panel_group.command("verify")
-@click.argument("panel", type=click.Path(path_type=Path, file_okay=False, exists=True))
+@panel_group.command("verify", epilog=PANEL_EPILOG)
+@click.argument("panel", metavar="PANEL", type=RunArgument())
+@runs_root_option
 @click.option(
     "--dataset",
     type=click.Path(path_type=Path, dir_okay=False, exists=True),
     default=None,
     help="Source DB the members were recorded on, checked by its hash (default: the demo dataset).",
 )
-def verify_command(*, panel: Path, dataset: Path | None) -> None:
+def verify_command(*, panel: RunRef, runs_root: Path | None, dataset: Path | None) -> None:
     """Verify PANEL: each member as a run, the merge byte for byte, the analysis regenerated."""
-    from oracleproto.panel.spec import PanelError
-    from oracleproto.panel.verify import is_panel
     from oracleproto.verify.run import verify_run
 
-    if not is_panel(panel):
-        raise PanelError(f"{panel}: not a panel (no panel.json); `oracleproto verify` checks a run")
-    report = verify_run(panel, dataset=dataset, progress=_stage)  # a panel: its members, then the merge
+    report = verify_run(
+        _panel_dir(panel, "verify", "checks"), dataset=dataset, progress=_stage
+    )  # a panel: its members, then the merge
     for check in report.checks:
         line = f"  {check.status:<4} {check.what}"
         if check.detail and not check.ok:
@@ -78,8 +84,9 @@ def verify_command(*, panel: Path, dataset: Path | None) -> None:
         sys.exit(EXIT_FAILED)
 
 
-@panel_group.command("replay")
-@click.argument("panel", type=click.Path(path_type=Path, file_okay=False, exists=True))
+@panel_group.command("replay", epilog=PANEL_EPILOG)
+@click.argument("panel", metavar="PANEL", type=RunArgument())
+@runs_root_option
 @click.option(
     "--dataset",
     type=click.Path(path_type=Path, dir_okay=False, exists=True),
@@ -92,14 +99,19 @@ def verify_command(*, panel: Path, dataset: Path | None) -> None:
     default=None,
     help="Where the replayed members go (default: a temporary folder, removed afterwards).",
 )
-def replay_command(*, panel: Path, dataset: Path | None, out: Path | None) -> None:
+def replay_command(*, panel: RunRef, runs_root: Path | None, dataset: Path | None, out: Path | None) -> None:
     """Replay every member of PANEL offline; each must reproduce its recording byte for byte."""
+    replay_and_show(_panel_dir(panel, "replay", "replays"), dataset=dataset, out=out)
+
+
+def _panel_dir(ref: RunRef, command: str, does: str) -> Path:
+    """The panel directory ``ref`` names; a run that is not a panel is refused naming the right command."""
     from oracleproto.panel.spec import PanelError
     from oracleproto.panel.verify import is_panel
 
-    if not is_panel(panel):
-        raise PanelError(f"{panel}: not a panel (no panel.json); `oracleproto replay` replays a run")
-    replay_and_show(panel, dataset=dataset, out=out)
+    if not is_panel(ref.path):
+        raise PanelError(f"{ref.text}: not a panel (no panel.json); `oracleproto {command}` {does} a run")
+    return ref.path
 
 
 def replay_and_show(panel: Path, *, dataset: Path | None, out: Path | None) -> None:

@@ -312,3 +312,18 @@ def test_the_panel_file_sets_the_model_order(tree: Recorded) -> None:
         refused = invoke(["panel", "build", spec, "--out", tree.root / "refused"])
         assert refused.exit_code == 2 and said in refused.stderr, refused.output
         assert "Nothing was written." in refused.stderr and not (tree.root / "refused").exists()
+
+
+def test_panel_verify_and_replay_take_a_panel_by_id_prefix_under_the_runs_root(tree: Recorded) -> None:
+    panel_id = "20260101-000000-ab01"
+    code, _, stderr = build(tree.root, list(tree.shards), out=f"panels/{panel_id}")
+    assert code == 0, stderr
+    runs_root = str(tree.root / "panels")
+    verified = invoke(["panel", "verify", "20260101-0000", "--runs-root", runs_root])
+    assert verified.exit_code == 0, verified.output
+    assert verified.stdout.splitlines()[-1].startswith("VERIFIED")
+    replayed = invoke(["panel", "replay", panel_id, "--runs-root", runs_root])
+    assert replayed.exit_code == 0, replayed.output
+    refused = invoke(["panel", "verify", "demo"])
+    assert refused.exit_code == 2
+    assert "demo: not a panel (no panel.json); `oracleproto verify` checks a run" in refused.stderr
