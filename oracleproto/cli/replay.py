@@ -12,7 +12,7 @@ import click
 
 from oracleproto.cli.exits import EXIT_FAILED
 from oracleproto.cli.run import print_tables, traffic_text, write_run_analysis
-from oracleproto.cli.runref import RUN_EPILOG, RunRef, run_argument, runs_root_option
+from oracleproto.cli.runref import RUN_EPILOG, RunRef, label_suffix, run_argument, runs_root_option
 from oracleproto.cli.stop import EXIT_STATUS, StoppedBySignalError, run_stoppable
 from oracleproto.cli.store_option import from_store_option
 from oracleproto.primitives.clock import SystemClock
@@ -156,7 +156,10 @@ def _print_verdict(report: ReplayReport, *, kept: bool) -> None:
         click.echo(line)
     matched = sum(c.ok for c in report.checks)
     verdict = "reproduced byte for byte" if report.ok else "did NOT reproduce"
-    click.echo(f"replay of {report.original} {verdict} ({matched}/{len(report.checks)} checks match)")
+    click.echo(
+        f"replay of {report.original}{label_suffix(Path(report.original))} {verdict} "
+        f"({matched}/{len(report.checks)} checks match)"
+    )
     errors = report.summary.errors
     if errors:
         # A replay reproduces the recording, call errors included: they are not a replay failure.

@@ -19,6 +19,7 @@ from oracleproto.analysis.reader import ModelRun, RunData, read_run
 from oracleproto.analysis.report import AnalysisResult
 from oracleproto.errors import OracleprotoError
 from oracleproto.store import RunDir
+from oracleproto.store.label import read_label
 from oracleproto.transport.store import CassetteStore
 from oracleproto.verify.findings import VerifyReport
 from oracleproto.view.overview import facts, plots_doc, run_analysis_settings, safe_result, tables_doc
@@ -156,7 +157,7 @@ def build_document(
         "source": source or str(run.root.name),
         "run_path": run_path,
         "layout": "earlier implementation" if earlier else "oracleproto",
-        "facts": facts(manifest, snapshot, result),
+        "facts": {**facts(manifest, snapshot, result), "label": read_label(run.root).text() or None},
         "verify": verify_doc(report),
         "analysis_error": analysis_error,
         "recording": {

@@ -184,7 +184,15 @@ def test_cassettes_stats_and_profile_end_to_end(form: str, place: Path) -> None:
 def test_replay_by_id_prefix(place: Path) -> None:
     code, out, err = _invoke("replay", "20260101", "--runs-root", str(place / "runs"), "--no-progress")
     assert code == 0, err
-    assert "reproduced byte for byte" in out
+    # The name and tags given at `run` time are shown where the run is named.
+    assert f"replay of {place / 'runs' / RUN_ID} (pilot [demo-copy]) reproduced byte for byte" in out
+
+
+def test_the_viewer_shows_the_runs_name_and_tags(place: Path) -> None:
+    from oracleproto.view.document import build_document
+
+    assert build_document(place / "runs" / RUN_ID)["facts"]["label"] == "pilot [demo-copy]"
+    assert build_document(find_demo_run())["facts"]["label"] is None
 
 
 def test_verify_by_name_and_bundle(place: Path) -> None:
