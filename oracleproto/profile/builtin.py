@@ -111,6 +111,52 @@ def builtin_profile_data() -> dict[str, Any]:
     return copy.deepcopy(_builtin_data())
 
 
+def _tool_parts() -> dict[str, Any]:
+    """How tool calls are checked and answered, and how results are shown and truncated."""
+    return {
+        "tool_calls": {
+            "checks": [
+                "search_disabled",
+                "unknown_tool",
+                "budget_exceeded",
+                "tools_unavailable",
+                "arguments",
+                "query",
+            ],
+            "blank_arguments_are_empty": True,
+            "query_whitespace": "strip",
+            "errors": {kind: dict(entry) for kind, entry in _ERRORS.items()},
+            "error_payload": [
+                {"key": "error", "text": "{{code}}"},
+                {"key": "message", "text": "{{message}}"},
+                {"key": "status", "text": "{{status_header}}"},
+            ],
+            # The tool name as Python writes it (quoted, escaped): what the built-in messages always said.
+            "tool_name_format": "python_repr",
+        },
+        "tool_result": {
+            "payload_keys": ["query", "n_results", "results", "answer", "status"],
+            "result_keys": ["title", "url", "published_date", "score", "content", "raw_content"],
+            "absent_field": "null",
+            "raw_content_empty_is_absent": False,
+            "failure_payload": [
+                {"key": "error", "text": "search_failed"},
+                {"key": "kind", "text": "{{error_kind}}"},
+                {
+                    "key": "message",
+                    "text": "the search failed ({{error_kind}}); it counts against the budget",
+                },
+                {"key": "status", "text": "{{status_header}}"},
+            ],
+        },
+        "truncation": {
+            "fields": ["title", "content", "raw_content"],
+            "marker": "\n[page truncated: {{omitted_chars}} more characters not shown]",
+            "detector_sees_marker": False,
+        },
+    }
+
+
 def _builtin_data() -> dict[str, Any]:
     return {
         "profile_version": 1,
@@ -158,46 +204,7 @@ def _builtin_data() -> dict[str, Any]:
             "injections": dict(_INJECTIONS),
         },
         "injection_policy": "oracleproto",
-        "tool_calls": {
-            "checks": [
-                "search_disabled",
-                "unknown_tool",
-                "budget_exceeded",
-                "tools_unavailable",
-                "arguments",
-                "query",
-            ],
-            "blank_arguments_are_empty": True,
-            "query_whitespace": "strip",
-            "errors": {kind: dict(entry) for kind, entry in _ERRORS.items()},
-            "error_payload": [
-                {"key": "error", "text": "{{code}}"},
-                {"key": "message", "text": "{{message}}"},
-                {"key": "status", "text": "{{status_header}}"},
-            ],
-            # The tool name as Python writes it (quoted, escaped): what the built-in messages always said.
-            "tool_name_format": "python_repr",
-        },
-        "tool_result": {
-            "payload_keys": ["query", "n_results", "results", "answer", "status"],
-            "result_keys": ["title", "url", "published_date", "score", "content", "raw_content"],
-            "absent_field": "null",
-            "raw_content_empty_is_absent": False,
-            "failure_payload": [
-                {"key": "error", "text": "search_failed"},
-                {"key": "kind", "text": "{{error_kind}}"},
-                {
-                    "key": "message",
-                    "text": "the search failed ({{error_kind}}); it counts against the budget",
-                },
-                {"key": "status", "text": "{{status_header}}"},
-            ],
-        },
-        "truncation": {
-            "fields": ["title", "content", "raw_content"],
-            "marker": "\n[page truncated: {{omitted_chars}} more characters not shown]",
-            "detector_sees_marker": False,
-        },
+        **_tool_parts(),
         "detector": {
             "key_order": ["model", "messages", "temperature", "max_tokens"],
             "template": DETECTOR_TEMPLATE,
