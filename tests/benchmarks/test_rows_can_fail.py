@@ -195,12 +195,12 @@ def test_live_efficiency_row_fails_with_a_wait_in_the_request_path(monkeypatch: 
     original = RecordReplay.handle_async
 
     async def waits(self: RecordReplay, channel: str, request: object) -> object:
-        await asyncio.sleep(1.0)  # outside the attempt the provider times: the ideal bound is unchanged
+        await asyncio.sleep(1.5)  # outside the attempt the provider times: the ideal bound is unchanged
         return await original(self, channel, request)  # type: ignore[arg-type]
 
     monkeypatch.setattr(RecordReplay, "handle_async", waits)
     bad, _, _ = live.efficiency(None, small)
     # A ratio, not a difference: under load the clean run's own efficiency can sit far below the
     # target; the waits (seconds per request, far above a loaded request's time) still divide it.
-    assert bad < clean * 0.6, (bad, clean)
+    assert bad < clean * 0.7, (bad, clean)
     assert not targets.Row("live", "", "", bad, targets.LIVE_TARGET, at_most=False).ok

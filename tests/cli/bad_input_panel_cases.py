@@ -79,5 +79,7 @@ def panel_cases() -> list[Case]:
             "not a panel (no panel.json)",
             setup=in_run(_unchanged),
         ),
-        _case("verify-nothing", ("panel", "verify", "nope"), "does not exist", setup=mkdir("x")),
+        _case(
+            "verify-nothing", ("panel", "verify", "nope"), "nope: run directory not found", setup=mkdir("x")
+        ),
     ]
