@@ -284,3 +284,52 @@ def test_a_row_not_in_the_dataset_does_not_hide_the_rows_after_it(
         f"{LABEL}: row id='demo-00' is not in the dataset; "
         "row id='demo-02' column 'answer' differs from the dataset",
     )
+
+
+def test_an_unreadable_database_is_one_failed_check_naming_it(
+    tmp_path: Path, manifest_json: dict[str, Any]
+) -> None:
+    garbage = tmp_path / DB_NAME
+    garbage.write_bytes(b"not a database, " * 256)
+    checks, meta = check_database(garbage, LABEL, SLUG, _manifest(manifest_json))
+    assert meta is None
+    assert checks == [
+        Check(f"{LABEL} sqlite", "FAIL", f"{LABEL}: not a readable run database (file is not a database)")
+    ]
+
+
+def test_integrity_problems_are_listed_five_at_most(db_copy: Path, manifest_json: dict[str, Any]) -> None:
+    # An index rewritten to cover another column: every row is then missing from it (16 problems).
+    _set(db_copy, "CREATE INDEX zz ON questions(answer)")
+    conn = sqlite3.connect(db_copy)
+    conn.execute("PRAGMA writable_schema=ON")
+    conn.execute("UPDATE sqlite_master SET sql = 'CREATE INDEX zz ON questions(event)' WHERE name = 'zz'")
+    conn.commit()
+    conn.close()
+    conn = sqlite3.connect(db_copy)
+    problems = [str(r[0]) for r in conn.execute("PRAGMA integrity_check")]
+    conn.close()
+    assert len(problems) > 5
+    checks, meta = check_database(db_copy, LABEL, SLUG, _manifest(manifest_json))
+    assert meta is not None
+    assert _by_what(checks)[f"{LABEL} sqlite"] == Check(
+        f"{LABEL} sqlite", "FAIL", f"{LABEL}: PRAGMA integrity_check: " + "; ".join(problems[:5])
+    )
+
+
+def test_a_training_cutoff_missing_from_run_meta_is_a_mismatch(
+    db_copy: Path, manifest_json: dict[str, Any]
+) -> None:
+    _set(db_copy, "UPDATE run_meta SET training_cutoff = NULL")
+    checks, _ = check_database(db_copy, LABEL, SLUG, _manifest(manifest_json))
+    detail = _by_what(checks)[f"{LABEL} run_meta ↔ manifest"].detail
+    assert detail == f"{LABEL}: run_meta.training_cutoff is None but manifest.json says '2025-12-15'"
+
+
+def test_dataset_differences_are_listed_five_at_most(db_copy: Path, manifest_json: dict[str, Any]) -> None:
+    for n in range(1, 8):
+        _set(db_copy, "UPDATE questions SET answer = 'Z' WHERE id = ?", f"demo-{n:02d}")
+    detail = check_dataset(demo_db_path(), _manifest(manifest_json), {LABEL: db_copy})[-1].detail
+    assert detail == f"{LABEL}: " + "; ".join(
+        f"row id='demo-{n:02d}' column 'answer' differs from the dataset" for n in range(1, 6)
+    )
