@@ -333,3 +333,10 @@ def test_dataset_differences_are_listed_five_at_most(db_copy: Path, manifest_jso
     assert detail == f"{LABEL}: " + "; ".join(
         f"row id='demo-{n:02d}' column 'answer' differs from the dataset" for n in range(1, 6)
     )
+
+
+def test_a_sound_database_passes_its_integrity_check_saying_so(
+    db_copy: Path, manifest_json: dict[str, Any]
+) -> None:
+    checks, _ = check_database(db_copy, LABEL, SLUG, _manifest(manifest_json))
+    assert _by_what(checks)[f"{LABEL} sqlite"] == Check(f"{LABEL} sqlite", "pass", "integrity_check ok")
