@@ -116,13 +116,13 @@ def check_database(
         else ""
     )
     checks.append(failed(what, f"{label}: " + "; ".join(mismatches)) if mismatches else passed(what, note))
-    stored = dict(_table(path, "SELECT key, value FROM prompt_templates"))
     what = f"{label} prompt_templates ↔ run_meta"
-    try:
+    try:  # a damaged run is reported, never raised: a text cell that is not UTF-8 fails the read
+        stored = dict(_table(path, "SELECT key, value FROM prompt_templates"))
         digest = prompt_templates_hash(
             PromptTemplates.from_mapping({str(k): str(v) for k, v in stored.items()})
         )
-    except (OracleprotoError, ValueError, KeyError) as exc:
+    except (OracleprotoError, ValueError, KeyError, sqlite3.DatabaseError) as exc:
         checks.append(failed(what, f"{label}: table prompt_templates is not a valid template set ({exc})"))
     else:
         checks.append(
@@ -134,8 +134,12 @@ def check_database(
                 f"run_meta.prompt_templates_hash is {meta.prompt_templates_hash[:16]}…",
             )
         )
-    ids = sorted(str(r[0]) for r in _table(path, "SELECT id FROM questions"))
     what = f"{label} questions ↔ manifest filters"
+    try:
+        ids = sorted(str(r[0]) for r in _table(path, "SELECT id FROM questions"))
+    except sqlite3.DatabaseError as exc:
+        checks.append(failed(what, f"{label}: table questions cannot be read ({exc})"))
+        return checks, meta
     want = sorted(manifest.filters.question_ids)
     checks.append(
         passed(what)

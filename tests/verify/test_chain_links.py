@@ -340,3 +340,44 @@ def test_a_sound_database_passes_its_integrity_check_saying_so(
 ) -> None:
     checks, _ = check_database(db_copy, LABEL, SLUG, _manifest(manifest_json))
     assert _by_what(checks)[f"{LABEL} sqlite"] == Check(f"{LABEL} sqlite", "pass", "integrity_check ok")
+
+
+def test_text_that_is_not_utf8_in_a_table_is_a_failed_check_not_an_exception(
+    db_copy: Path, manifest_json: dict[str, Any]
+) -> None:
+    conn = sqlite3.connect(db_copy)
+    (key,) = conn.execute("SELECT key FROM prompt_templates ORDER BY key LIMIT 1").fetchone()
+    conn.execute("UPDATE prompt_templates SET value = CAST(x'41ff42' AS TEXT) WHERE key = ?", (key,))
+    conn.execute("UPDATE questions SET id = CAST(x'41ff42' AS TEXT) WHERE id = 'demo-01'")
+    conn.commit()
+    conn.close()
+    checks = _by_what(check_database(db_copy, LABEL, SLUG, _manifest(manifest_json))[0])
+    templates = checks[f"{LABEL} prompt_templates ↔ run_meta"]
+    assert templates.status == "FAIL"
+    assert templates.detail.startswith(
+        f"{LABEL}: table prompt_templates is not a valid template set "
+        "(Could not decode to UTF-8 column 'value'"
+    ), templates.detail
+    questions = checks[f"{LABEL} questions ↔ manifest filters"]
+    assert questions.status == "FAIL"
+    assert questions.detail.startswith(f"{LABEL}: table questions cannot be read (Could not decode to UTF-8")
+
+
+def test_a_changed_template_names_both_hashes_by_16_hex_digits(
+    db_copy: Path, manifest_json: dict[str, Any]
+) -> None:
+    import re
+
+    _set(
+        db_copy,
+        "UPDATE prompt_templates SET value = value || ' ' "
+        "WHERE key = (SELECT MIN(key) FROM prompt_templates)",
+    )
+    checks = _by_what(check_database(db_copy, LABEL, SLUG, _manifest(manifest_json))[0])
+    detail = checks[f"{LABEL} prompt_templates ↔ run_meta"].detail
+    assert re.fullmatch(
+        rf"{re.escape(LABEL)}: table prompt_templates hashes to [0-9a-f]{{16}}… but "
+        rf"run_meta\.prompt_templates_hash is {TEMPLATES[:16]}…",
+        detail,
+    ), detail
+    assert checks[f"{LABEL} run_meta ↔ manifest"] == Check(f"{LABEL} run_meta ↔ manifest", "pass", "")
