@@ -70,7 +70,7 @@ def usd(nano_usd: int) -> str:
 
 @dataclass
 class SessionCounts:
-    """What this session did through the ledger."""
+    """What this process did through the ledger."""
 
     calls: int = 0
     reserved_nano: int = 0
@@ -134,7 +134,7 @@ class LedgerGate:
             self._wake.set()
 
     async def _reserve(self, channel: str, bound: int) -> str:
-        """A granted reservation of ``bound``. Refused while this session has calls in flight, it
+        """A granted reservation of ``bound``. Refused while this process has calls in flight, it
         waits for one of them to settle (a real cost is mostly far below its bound) and asks again;
         refused with none in flight, the run stops at the cap."""
         while True:
@@ -188,7 +188,7 @@ class LedgerGate:
         """One line for the end-of-run summary."""
         counts = self.counts
         line = (
-            f"ledger {self.ledger.where}: this session {counts.calls} paid call(s), "
+            f"ledger {self.ledger.where}: this process {counts.calls} paid call(s), "
             f"{usd(counts.settled_nano)} settled, {counts.waited_s:.1f} s waited for rate tokens"
         )
         if counts.unsettled:

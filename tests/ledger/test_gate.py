@@ -81,7 +81,7 @@ async def test_a_call_reserves_its_bound_and_settles_its_reported_cost() -> None
     await the_gate.around("llm", chat_request(), reply(None, status=429))  # no usage, failed: nothing
     await the_gate.around("search", httpx.Request("POST", "http://x/search", content=b"{}"), reply(None))
     assert the_gate.counts.calls == 4 and the_gate.counts.settled_nano == 22000 + 8_000_000
-    assert "this session 4 paid call(s), $0.008022 settled" in the_gate.text()
+    assert "this process 4 paid call(s), $0.008022 settled" in the_gate.text()
 
 
 async def test_at_the_cap_a_call_waits_for_its_own_calls_in_flight_then_is_refused() -> None:
