@@ -26,8 +26,8 @@ test-shuffled: install
 	$(BIN)/python -m pytest -n auto --dist worksteal -p randomly $(if $(SEED),--randomly-seed=$(SEED))
 
 lint: install
-	$(BIN)/ruff check oracleproto tests benchmarks
-	$(BIN)/mypy --strict oracleproto
+	$(BIN)/ruff check --no-cache oracleproto tests benchmarks
+	$(BIN)/mypy --strict --no-incremental oracleproto
 	$(BIN)/lint-imports --no-cache
 
 bench: install

@@ -7,7 +7,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-from tests.refresh.conftest import ORIGINAL, Scenario
 
 from oracleproto.analysis import analyze_run
 from oracleproto.analysis.postrun import write_run_analysis
@@ -21,6 +20,7 @@ from oracleproto.store import RunDir
 from oracleproto.store.rundir import AUDIT_SUBDIR
 from oracleproto.verify import export_bundle, verify_run
 from oracleproto.verify.bundle import verify_bundle
+from tests.refresh.conftest import ORIGINAL, Scenario
 
 #: The analysis settings the scenarios were refreshed with (see conftest._settings).
 ANALYSIS = AnalysisSettings.model_validate(
