@@ -118,6 +118,8 @@ def complete_switch(root: Path) -> str | None:
             if source.is_file():
                 killpoints.reached("switch-move")
                 target = confined(root, rel, what="switch", error=StoreError)
+                # A new file may go to a folder the run does not have yet.
+                target.parent.mkdir(parents=True, exist_ok=True)
                 os.replace(source, target)
                 fsync_dir(target.parent)
         for rel in delete:
