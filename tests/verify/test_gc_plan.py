@@ -14,11 +14,20 @@ import shutil
 import sqlite3
 from pathlib import Path
 
+import httpx
 import pytest
 
+from oracleproto.context import CallContext, call_context
 from oracleproto.errors import StoreError
+from oracleproto.primitives.clock import FakeClock
+from oracleproto.primitives.oslock import lock_exclusive
+from oracleproto.providers import OpenAIChatClient
+from oracleproto.settings.model import LLMSettings
 from oracleproto.sim import Simulator
+from oracleproto.sim.harness import SIM_LLM_KEY, SIM_MODELS
 from oracleproto.store import RunDir
+from oracleproto.store.rundir import WRITER_LOCK
+from oracleproto.transport import RecordReplay
 from oracleproto.transport.entry import Entry, entry_digest
 from oracleproto.transport.fileio import parse_entries, read_entries
 from oracleproto.transport.integrity import merkle_root
@@ -30,6 +39,10 @@ from oracleproto.verify.gc import OPERATION, apply_gc, plan_gc
 from oracleproto.verify.switch import switch_files
 from tests.runner.conftest import SimRecorder
 from tests.verify.test_gc import _stray_call
+
+#: A model the simulator serves and the one-model run never used: its stray entry goes to a
+#: cassette file of its own.
+OTHER_MODEL = SIM_MODELS[-1][0]
 
 
 @pytest.fixture(scope="module")
@@ -205,3 +218,72 @@ def test_apply_after_a_switch_keeps_the_switch_atomic(run: RunDir, monkeypatch: 
     assert operation == OPERATION == "cassettes gc --apply"
     assert ATTESTATION_NAME in replaced and "manifest.json" in replaced and deleted == []
     assert len([r for r in replaced if r.startswith("cassettes/")]) == 1
+
+
+def test_a_run_being_recorded_is_refused_with_what_to_do_then(run: RunDir) -> None:
+    lock = run.root / WRITER_LOCK
+    with lock.open("w", encoding="utf-8") as held:
+        held.write("4242")
+        held.flush()
+        lock_exclusive(held.fileno())
+        with pytest.raises(
+            StoreError,
+            match=r"\(pid 4242, lock .*\); wait for that process to finish, then "
+            r"collect its garbage$",
+        ):
+            plan_gc(run.root)
+
+
+def test_an_empty_newest_generation_has_nothing_to_collect(run: RunDir) -> None:
+    (run.cassettes_dir / GENERATIONS_DIR / "0001").mkdir(parents=True)
+    plan = plan_gc(run.root)
+    assert (plan.generation, plan.kept, plan.unreachable) == (1, 0, ())
+
+
+async def _stray_for(cassettes: Path, base_url: str, model: str, prompt: str) -> None:
+    clock = FakeClock()
+    llm = LLMSettings.from_values({"base_url": base_url + "/v1", "send_seed": True})
+    cache = RecordReplay(cassettes, clock=clock, mode="record")
+    async with cache, httpx.AsyncClient(transport=cache.transport("llm")) as http:
+        chat = OpenAIChatClient(http, llm, clock, api_key=SIM_LLM_KEY)
+        with call_context(CallContext(model, "demo-01", 9)):
+            await chat.complete(model, [{"role": "user", "content": prompt}], [])
+
+
+def _store_order(run: RunDir) -> list[str]:
+    stray = _stray_keys(run)
+    by_generation = CassetteStore(run.cassettes_dir, writable=False).entries_by_generation()
+    return [e.key for e in by_generation[0] if e.key in stray]
+
+
+def test_strays_in_two_files_are_listed_by_key_and_both_removed(run: RunDir) -> None:
+    # A second stray, in a file of its own after the first's; its prompt is picked so that the
+    # store's order of the two differs from their key order (a plan must sort, not keep reading order).
+    original = set(cassette_files(run.cassettes_dir, 0))
+    with Simulator() as sim:
+        for attempt in range(40):
+            asyncio.run(_stray_for(run.cassettes_dir, sim.base_url, OTHER_MODEL, f"unused prompt {attempt}"))
+            order = _store_order(run)
+            if order != sorted(order):
+                break
+            for path in set(cassette_files(run.cassettes_dir, 0)) - original:
+                path.unlink()
+    order = _store_order(run)
+    assert len(order) == 2 and order != sorted(order)
+    plan = plan_gc(run.root)
+    assert [e.key for e in plan.unreachable] == sorted(order)
+    files_before = len(cassette_files(run.cassettes_dir, 0))
+    assert apply_gc(plan) == 2
+    assert len(cassette_files(run.cassettes_dir, 0)) == files_before - 1  # the other model's file went
+    report = verify_run(run.root)
+    assert report.ok, report.failures
+
+
+def test_an_entry_of_a_later_file_is_removed_past_files_that_keep_all_theirs(run: RunDir) -> None:
+    files = cassette_files(run.cassettes_dir, 0)
+    last = read_entries(files[-1])
+    plan = plan_gc(run.root)
+    assert not any(e.key == last[0].key for e in plan.unreachable)
+    later = plan.__class__(plan.run, 0, plan.kept, (last[0],))
+    assert apply_gc(later) == 1
+    assert [e.key for e in read_entries(files[-1])] == [e.key for e in last[1:]]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import threading
@@ -167,7 +168,10 @@ def test_a_damaged_plan_is_named_and_nothing_moves(folder: Path, plan: bytes) ->
     (folder / COMMITTED_DIR / "files").mkdir(parents=True)
     (folder / COMMITTED_DIR / "files" / "manifest.json").write_bytes(b"{new}\n")
     (folder / COMMITTED_DIR / "plan.json").write_bytes(plan)
-    message = r"plan\.json: the plan of an interrupted maintenance switch is unreadable .*restore the run"
+    message = (
+        r"plan\.json: the plan of an interrupted maintenance switch is unreadable \(.+\); it was "
+        r"written before its commit, so this is damage: restore the run from a copy$"
+    )
     for call in (pending_switch, complete_switch):
         with pytest.raises(StoreError, match=message):
             call(folder)
@@ -183,7 +187,7 @@ def test_no_switch_is_no_operation(folder: Path) -> None:
 
 def test_a_path_out_of_the_run_is_refused_before_anything_is_staged(folder: Path) -> None:
     before = _tree(folder)
-    with pytest.raises(StoreError, match="switch"):
+    with pytest.raises(StoreError, match=r"^switch '\.\./outside\.yaml' escapes its folder \(absolute path"):
         switch_files(folder, "gc", {"../outside.yaml": b"x"}, [])
     assert _tree(folder) == before and not (folder.parent / "outside.yaml").exists()
     assert not (folder / STAGING_DIR).exists()
@@ -276,3 +280,53 @@ def test_the_plan_is_json_a_reader_can_load(folder: Path, monkeypatch: pytest.Mo
         switch_files(folder, "op", {"manifest.json": b"M\n"}, ["c/0/b.yaml"])
     plan = json.loads((folder / COMMITTED_DIR / "plan.json").read_text())
     assert plan == {"operation": "op", "replace": ["manifest.json"], "delete": ["c/0/b.yaml"]}
+
+
+def test_a_plan_of_the_wrong_types_says_so(folder: Path) -> None:
+    (folder / COMMITTED_DIR).mkdir()
+    (folder / COMMITTED_DIR / "plan.json").write_bytes(b'{"operation": "gc", "replace": [], "delete": "x"}')
+    with pytest.raises(StoreError, match=r"unreadable \(unexpected types\); it was written"):
+        complete_switch(folder)
+
+
+def _committed(folder: Path, replace: dict[str, bytes], delete: list[str]) -> None:
+    """A committed switch as a killed command leaves it (the plan written as switch_files writes it)."""
+    (folder / COMMITTED_DIR / "files").mkdir(parents=True, exist_ok=True)
+    for rel, data in replace.items():
+        staged = folder / COMMITTED_DIR / "files" / rel
+        staged.parent.mkdir(parents=True, exist_ok=True)
+        staged.write_bytes(data)
+    plan = {"operation": "gc", "replace": sorted(replace), "delete": sorted(delete)}
+    (folder / COMMITTED_DIR / "plan.json").write_text(json.dumps(plan), encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("replace", "delete"),
+    [({"../evil.yaml": b"x"}, []), ({}, ["../evil.yaml"]), ({}, ["/etc/evil.yaml"])],
+    ids=["replace", "delete", "delete-absolute"],
+)
+def test_a_crafted_plan_cannot_reach_out_of_the_run(
+    folder: Path, replace: dict[str, bytes], delete: list[str]
+) -> None:
+    (folder.parent / "evil.yaml").write_bytes(b"keep\n")
+    _committed(folder, replace, delete)
+    name = next(iter(replace), None) or delete[0]
+    with pytest.raises(StoreError, match=rf"^switch {re.escape(repr(name))} escapes its folder"):
+        complete_switch(folder)
+    assert (folder.parent / "evil.yaml").read_bytes() == b"keep\n"
+
+
+def test_a_plan_cannot_move_a_file_through_a_symlink_out_of_the_run(folder: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (folder / "link").symlink_to(outside)
+    _committed(folder, {"link/x.yaml": b"x"}, [])
+    with pytest.raises(StoreError, match=r"^switch .*link/x\.yaml leads outside .*refusing to follow it"):
+        complete_switch(folder)
+    assert list(outside.iterdir()) == []
+
+
+def test_a_new_file_in_new_nested_folders_is_moved_in(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _stop_at(monkeypatch, "never")
+    switch_files(folder, "gc", {"d/e/new.yaml": b"new\n"}, [])
+    assert (folder / "d" / "e" / "new.yaml").read_bytes() == b"new\n"
