@@ -20,7 +20,17 @@ from typing import Any
 import pytest
 
 from oracleproto.primitives.hashing import canonical_json, sha256_hex
-from oracleproto.verify.bundle_schema import FORMAT, MAX_MANIFEST_BYTES
+from oracleproto.verify.bundle_import import _copy_checked, _MeteredReader
+from oracleproto.verify.bundle_schema import (
+    FORMAT,
+    MAX_BUNDLE_BYTES,
+    MAX_MANIFEST_BYTES,
+    MAX_MEMBER_BYTES,
+    BundleError,
+    BundleManifest,
+    check_member_name,
+    parse_bundle_manifest,
+)
 from tests.hostile import peak_rss, run_main, tree
 
 #: An absolute member path outside every folder (the system temp dir, not this machine's layout).
@@ -313,3 +323,119 @@ def test_peak_memory_of_import_on_a_2_gib_member_bundle(tmp_path: Path) -> None:
         figures.append(f"listed {listed:,} B: peak RSS {rss:.0f} MB (bundle {bundle.stat().st_size:,} B)")
         assert rss < 300, figures
     print("bundle import of a 2 GiB-member bundle:", "; ".join(figures))
+
+
+# --- bundle.json and member names, checked directly (no archive) -------------------------------
+
+
+def _parse(listed: dict[str, int], **changes: Any) -> BundleManifest:
+    body: dict[str, Any] = {
+        "format": FORMAT,
+        "run_id": RUN_ID,
+        "dataset": {"sha256": "0" * 64, "member": None},
+        "members": {name: {"sha256": "a" * 64, "size": size} for name, size in sorted(listed.items())},
+    }
+    body.update(changes)
+    raw = json.dumps({**body, "self_digest": sha256_hex(canonical_json(body))}).encode()
+    parsed, model = parse_bundle_manifest(raw, "b.tar.gz")
+    assert parsed == body
+    return model
+
+
+@pytest.mark.parametrize(
+    "name",
+    [f"run/{RUN_ID}/manifest.json", f"run/{RUN_ID}/db/m.db", "dataset/x.db", "expected/table3_overall.md"],
+)
+def test_a_member_inside_the_layout_is_accepted(name: str) -> None:
+    assert check_member_name(name, RUN_ID, "w") == name
+    assert check_member_name(name, None, "w") == name
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "dataset/sub/x.db",
+        "expected/a/b.md",
+        "expected",
+        "other/x",
+        f"run/{RUN_ID}",
+        "run/20260101-000000-ffff/manifest.json",
+        f"run/{RUN_ID}//manifest.json",
+        f"run/{RUN_ID}/./manifest.json",
+    ],
+)
+def test_a_member_outside_the_layout_is_refused_naming_it(name: str) -> None:
+    message = (
+        rf"^w: member {re.escape(repr(name))} is outside the bundle layout \(run/<run_id>/…, "
+        r"dataset/<file>, expected/<file>\); refusing to import$"
+    )
+    with pytest.raises(BundleError, match=message):
+        check_member_name(name, RUN_ID, "w")
+
+
+def test_a_member_of_another_run_is_refused_in_the_manifest() -> None:
+    other = "run/20260101-000000-ffff/db/m.db"
+    with pytest.raises(
+        BundleError, match=rf"^b\.tar\.gz: bundle\.json: member '{other}' is outside the bundle"
+    ):
+        _parse({MANIFEST: 2, other: 1})
+
+
+def test_a_manifest_that_is_not_an_object_says_what_it_is() -> None:
+    with pytest.raises(BundleError, match=r"^b\.tar\.gz: bundle\.json: expected a JSON object, got list$"):
+        parse_bundle_manifest(b"[]", "b.tar.gz")
+
+
+def test_every_invalid_field_is_named_with_its_path() -> None:
+    with pytest.raises(BundleError) as caught:
+        _parse({MANIFEST: 2}, dataset={"sha256": "0" * 64}, extra=1)
+    message = str(caught.value)
+    prefix = "b.tar.gz: bundle.json is not a valid bundle manifest: "
+    assert message.startswith(prefix)
+    problems = message.removeprefix(prefix).split("; ")
+    assert sorted(p.split(":")[0] for p in problems) == ["dataset.member", "extra"], problems
+
+
+def test_the_size_limits_are_inclusive() -> None:
+    at_member_limit = _parse({MANIFEST: 0, f"run/{RUN_ID}/db/a.db": MAX_MEMBER_BYTES})
+    assert at_member_limit.total_bytes == MAX_MEMBER_BYTES
+    four = {f"run/{RUN_ID}/db/{i}.db": MAX_MEMBER_BYTES for i in range(MAX_BUNDLE_BYTES // MAX_MEMBER_BYTES)}
+    assert _parse({MANIFEST: 0, **four}).total_bytes == MAX_BUNDLE_BYTES
+    with pytest.raises(
+        BundleError,
+        match=rf"^b\.tar\.gz: bundle\.json: member run/{RUN_ID}/db/a\.db declares {MAX_MEMBER_BYTES + 1:,} "
+        rf"bytes, over the per-member limit of {MAX_MEMBER_BYTES:,}; refusing to import$",
+    ):
+        _parse({MANIFEST: 0, f"run/{RUN_ID}/db/a.db": MAX_MEMBER_BYTES + 1})
+    with pytest.raises(
+        BundleError,
+        match=rf"^b\.tar\.gz: bundle\.json: members total {MAX_BUNDLE_BYTES + 1:,} bytes, over the bundle "
+        rf"limit of {MAX_BUNDLE_BYTES:,}; refusing to import$",
+    ):
+        _parse({MANIFEST: 1, **four})
+
+
+# --- copying a member: exactly its size, hashed, refused when short -----------------------------
+
+
+def test_a_member_is_copied_to_exactly_its_size_across_chunks(tmp_path: Path) -> None:
+    data = bytes(range(256)) * (5 * 4096 + 3)  # over 5 MiB: several 1 MiB chunks and a short one
+    source = io.BytesIO(data + b"bytes past the member")
+    digest = _copy_checked(source, tmp_path / "m", len(data), "m", "w")
+    assert (tmp_path / "m").read_bytes() == data and digest == sha256_hex(data)
+    assert source.read() == b"bytes past the member"  # nothing past the member was read
+
+
+def test_a_short_member_is_refused_with_what_arrived(tmp_path: Path) -> None:
+    with pytest.raises(BundleError, match=r"^w: member m is truncated \(3 of 1,000 bytes\)$"):
+        _copy_checked(io.BytesIO(b"abc"), tmp_path / "m", 1000, "m", "w")
+
+
+def test_the_metered_reader_stops_at_its_budget() -> None:
+    reader = _MeteredReader(io.BytesIO(b"x" * 10), 10, "w")
+    assert reader.read(4) == b"xxxx" and reader.read() == b"x" * 6 and reader.consumed == 10
+    assert reader.read() == b""
+    over = _MeteredReader(io.BytesIO(b"x" * 11), 10, "w")
+    assert over.read(6) == b"x" * 6
+    with pytest.raises(BundleError, match=r"^w: decompresses to more than 10 bytes, more than its members"):
+        over.read(100)
