@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from oracleproto.primitives.hashing import canonical_json, sha256_hex
-from oracleproto.verify.bundle_import import _copy_checked, _MeteredReader
+from oracleproto.verify.bundle_import import _copy_checked, _MeteredReader, _read_manifest, _regular
 from oracleproto.verify.bundle_schema import (
     FORMAT,
     MAX_BUNDLE_BYTES,
@@ -439,3 +439,82 @@ def test_the_metered_reader_stops_at_its_budget() -> None:
     assert over.read(6) == b"x" * 6
     with pytest.raises(BundleError, match=r"^w: decompresses to more than 10 bytes, more than its members"):
         over.read(100)
+
+
+def test_the_metered_reader_reads_at_most_one_byte_past_its_budget() -> None:
+    raw = io.BytesIO(b"x" * 100)
+    reader = _MeteredReader(raw, 10, "w")
+    assert reader.consumed == 0
+    assert reader.read(0) == b"" and raw.tell() == 0  # nothing asked, nothing read
+    assert reader.read(8) == b"x" * 8
+    assert reader.read(2) == b"xx" and reader.consumed == 10  # exactly the budget is fine
+    with pytest.raises(BundleError, match="decompresses to more than 10 bytes"):
+        reader.read()
+    assert raw.tell() == 11  # one byte past the budget tells a bomb; no more was decompressed
+    for size in (-1, 50):
+        raw = io.BytesIO(b"x" * 100)
+        reader = _MeteredReader(raw, 10, "w")
+        assert reader.read(4) == b"xxxx"
+        with pytest.raises(BundleError):
+            reader.read(size)
+        assert raw.tell() == 11, size
+
+
+@pytest.mark.parametrize(
+    ("kind", "what"),
+    [
+        (tarfile.GNUTYPE_SPARSE, "a sparse file"),
+        (tarfile.SYMTYPE, "a symlink"),
+        (tarfile.LNKTYPE, "a hard link"),
+        (tarfile.DIRTYPE, "a directory"),
+        (tarfile.FIFOTYPE, "a device or fifo"),
+        (tarfile.CHRTYPE, "a device or fifo"),
+    ],
+)
+def test_a_member_that_is_not_a_regular_file_is_named_by_its_kind(kind: bytes, what: str) -> None:
+    info = tarfile.TarInfo("x")
+    info.type = kind
+    if kind == tarfile.GNUTYPE_SPARSE:
+        info.sparse = [(0, 0)]  # what tarfile sets when it reads a GNU sparse member's map
+    message = rf"^w: member 'x' is {what}, not a regular file; refusing to import$"
+    with pytest.raises(BundleError, match=message):
+        _regular(info, "w")
+    regular_file = tarfile.TarInfo("y")
+    assert _regular(regular_file, "w") == "y"
+
+
+def _tar(*members: Member) -> tarfile.TarFile:
+    data = b"".join(m.header() + m.data + b"\0" * (-len(m.data) % 512) for m in members) + b"\0" * 1024
+    return tarfile.open(fileobj=io.BytesIO(data), mode="r|")
+
+
+def test_an_empty_archive_has_nothing_first() -> None:
+    with (
+        _tar() as tar,
+        pytest.raises(
+            BundleError, match=r"^w: the first member is nothing, not bundle\.json; not an oracleproto"
+        ),
+    ):
+        _read_manifest(tar, "w")
+
+
+def test_a_bundle_json_that_is_a_link_is_refused_with_where() -> None:
+    link = Member("bundle.json", kind=tarfile.SYMTYPE, link="elsewhere")
+    with _tar(link) as tar, pytest.raises(BundleError, match=r"^w: member 'bundle\.json' is a symlink"):
+        _read_manifest(tar, "w")
+
+
+def test_a_bundle_json_of_exactly_the_limit_imports(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = manifest_bytes(GOOD)
+    padded = text + b" " * (MAX_MANIFEST_BYTES - len(text))  # JSON allows trailing blanks
+    bundle = bundle_of(*GOOD_MEMBERS, manifest=padded)(tmp_path / "at-limit.tar.gz")
+    code, output = run_main(capsys, monkeypatch, "bundle", "import", bundle, tmp_path / "dest")
+    assert code == 0, output
+    over = bundle_of(*GOOD_MEMBERS, manifest=padded + b" ")(tmp_path / "over.tar.gz")
+    code, output = run_main(capsys, monkeypatch, "bundle", "import", over, tmp_path / "dest2")
+    assert (
+        code == 2
+        and f"bundle.json is {MAX_MANIFEST_BYTES + 1:,} bytes, over {MAX_MANIFEST_BYTES:,}" in output
+    )
