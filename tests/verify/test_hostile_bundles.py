@@ -20,7 +20,14 @@ from typing import Any
 import pytest
 
 from oracleproto.primitives.hashing import canonical_json, sha256_hex
-from oracleproto.verify.bundle_import import _copy_checked, _MeteredReader, _read_manifest, _regular
+from oracleproto.verify import bundle_import
+from oracleproto.verify.bundle_import import (
+    _copy_checked,
+    _MeteredReader,
+    _read_manifest,
+    _regular,
+    import_bundle,
+)
 from oracleproto.verify.bundle_schema import (
     FORMAT,
     MAX_BUNDLE_BYTES,
@@ -518,3 +525,43 @@ def test_a_bundle_json_of_exactly_the_limit_imports(
         code == 2
         and f"bundle.json is {MAX_MANIFEST_BYTES + 1:,} bytes, over {MAX_MANIFEST_BYTES:,}" in output
     )
+
+
+@pytest.mark.parametrize("existing", ["file", "non-empty folder"])
+def test_import_into_something_that_exists_is_refused_untouched(tmp_path: Path, existing: str) -> None:
+    bundle = bundle_of(*GOOD_MEMBERS)(tmp_path / "good.tar.gz")
+    dest = tmp_path / "dest"
+    if existing == "file":
+        dest.write_bytes(b"mine\n")
+    else:
+        dest.mkdir()
+        (dest / "mine").write_bytes(b"mine\n")
+    before = tree(tmp_path)
+    message = rf"^{re.escape(str(dest))} exists and is not empty; import into a new or empty folder$"
+    with pytest.raises(BundleError, match=message):
+        import_bundle(bundle, dest)
+    assert tree(tmp_path) == before
+
+
+def test_a_bundle_that_cannot_be_opened_names_the_reason(tmp_path: Path) -> None:
+    folder = tmp_path / "a-folder.tar.gz"
+    folder.mkdir()
+    with pytest.raises(BundleError, match=rf"^{re.escape(str(folder))}: cannot import \(Is a directory\)$"):
+        import_bundle(folder, tmp_path / "dest")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a-folder.tar.gz"]
+
+
+def test_a_failure_to_create_the_lock_is_raised_as_it_is_and_cleans_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bundle = bundle_of(*GOOD_MEMBERS)(tmp_path / "good.tar.gz")
+    failure = OSError(24, "Too many open files")
+
+    def no_more_files(*args: object, **kwargs: object) -> object:
+        raise failure
+
+    monkeypatch.setattr(bundle_import, "open", no_more_files, raising=False)
+    with pytest.raises(OSError) as caught:
+        import_bundle(bundle, tmp_path / "new" / "dest")
+    assert caught.value is failure
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["good.tar.gz"]  # no temp folder, no parent
