@@ -65,3 +65,30 @@ def test_a_live_imports_folder_is_left_alone(tmp_path: Path) -> None:
         removed = remove_stale_imports(dest)
     assert removed == [dead, empty]
     assert _names(tmp_path) == [".dest.import-live", ".other.import-x"]
+
+
+def test_a_dead_imports_folder_that_cannot_be_removed_does_not_stop_the_next_import(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dest = tmp_path / "dest"
+    dead = tmp_path / ".dest.import-dead"
+    (dead / "run").mkdir(parents=True)
+    (dead / ".importing").touch()
+    real_rmdir = os.rmdir
+
+    def refuse(path: object, *args: object, **kwargs: object) -> None:
+        raise PermissionError(13, "Permission denied", str(path))
+
+    # What a folder another user made read-only does to a removal: the cleanup is best effort.
+    monkeypatch.setattr(os, "rmdir", refuse)
+    assert remove_stale_imports(dest) == [dead]
+    monkeypatch.setattr(os, "rmdir", real_rmdir)
+    assert dead.is_dir() and not (dead / ".importing").exists()  # the files went, the folders stayed
+
+
+def test_stale_folders_beside_a_dest_whose_parent_is_missing_are_none(tmp_path: Path) -> None:
+    assert remove_stale_imports(tmp_path / "missing" / "dest") == []
+    (tmp_path / ".dest.import-file").write_text("not a folder", encoding="utf-8")
+    (tmp_path / ".dest.import-link").symlink_to(tmp_path)
+    assert remove_stale_imports(tmp_path / "dest") == []
+    assert _names(tmp_path) == [".dest.import-file", ".dest.import-link"]
