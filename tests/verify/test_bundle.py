@@ -8,13 +8,16 @@ import hashlib
 import io
 import json
 import random
+import shutil
 import socket
 import tarfile
+import tempfile
 from pathlib import Path
 
 import pytest
 
 from oracleproto.cli.run import write_run_analysis
+from oracleproto.dataset.demo import demo_db_path
 from oracleproto.errors import StoreError
 from oracleproto.primitives.clock import SystemClock
 from oracleproto.primitives.hashing import canonical_json, sha256_hex
@@ -22,6 +25,7 @@ from oracleproto.primitives.oslock import lock_exclusive
 from oracleproto.runner.replay import ReplayReport, replay_run
 from oracleproto.store import RunDir
 from oracleproto.verify import export_bundle, import_bundle, verify_path
+from oracleproto.verify import run as verify_run_module
 from oracleproto.verify.attest import published_files
 from oracleproto.verify.bundle import BundleError, _bundle_manifest, _members, _tar_bytes, verify_bundle
 from oracleproto.verify.bundle_schema import BUNDLE_MANIFEST, FORMAT, parse_bundle_manifest
@@ -281,3 +285,56 @@ def test_verify_bundle_of_a_damaged_archive_is_one_failed_check(tmp_path: Path) 
     assert report.target == bundle and not report.ok
     assert [(c.what, c.ok) for c in report.checks] == [("bundle members", False)]
     assert "not a readable .tar.gz bundle" in report.checks[0].detail
+
+
+@pytest.fixture
+def only_given_datasets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """verify's fallback (the packaged demo DB) made absent, and a copy of the demo DB elsewhere:
+    a dataset counts only when it is handed over."""
+    source = tmp_path / "elsewhere" / "source.db"
+    source.parent.mkdir()
+    shutil.copyfile(demo_db_path(), source)
+    monkeypatch.setattr(verify_run_module, "demo_db_path", lambda: tmp_path / "absent.db")
+    return source
+
+
+def test_export_hands_its_dataset_and_progress_to_verify(
+    demo_copy: Path, tmp_path: Path, only_given_datasets: Path
+) -> None:
+    seen: list[str] = []
+    export_bundle(demo_copy, tmp_path / "out.tar.gz", dataset=only_given_datasets, progress=seen.append)
+    scan = seen.index("scanning every byte for secrets")
+    check = seen.index("verifying the run before publishing it")
+    assert scan < check < len(seen) - 1  # verify's own steps follow
+    assert not verify_path(demo_copy).ok  # without the dataset handed over, the run cannot be checked
+
+
+def test_verify_bundle_uses_the_bundled_dataset_and_its_own_temp_folder(
+    demo_copy: Path, tmp_path: Path, only_given_datasets: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bundle = export_bundle(demo_copy, tmp_path / "out.tar.gz", dataset=only_given_datasets)
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    seen: list[tuple[str, list[str]]] = []
+
+    def progress(step: str) -> None:
+        seen.append((step, sorted(p.relative_to(temp).as_posix() for p in temp.glob("*/*"))))
+
+    report = verify_bundle(bundle, progress=progress)
+    assert report.ok, report.failures
+    assert seen[0][0] == "bundle members" and len(seen) > 1
+    (folder,) = {name for _, names in seen[1:] for name in names}
+    assert folder.startswith("oracleproto-bundle-") and folder.endswith("/bundle")
+    assert list(temp.iterdir()) == []  # removed afterwards
+
+
+def test_verify_bundle_without_a_dataset_uses_the_one_given(
+    demo_copy: Path, tmp_path: Path, only_given_datasets: Path
+) -> None:
+    bundle = export_bundle(
+        demo_copy, tmp_path / "out.tar.gz", dataset=only_given_datasets, include_dataset=False
+    )
+    assert not verify_bundle(bundle).ok
+    report = verify_bundle(bundle, dataset=only_given_datasets)
+    assert report.ok, report.failures
