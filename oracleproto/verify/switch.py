@@ -31,7 +31,7 @@ from types import FrameType
 from oracleproto.errors import StoreError
 from oracleproto.primitives import killpoints
 from oracleproto.primitives.fileio import fsync_dir
-from oracleproto.primitives.paths import confined
+from oracleproto.primitives.paths import confined, first_missing_ancestor
 from oracleproto.store import RunDir
 
 STAGING_DIR = ".switch.staging"
@@ -118,10 +118,17 @@ def complete_switch(root: Path) -> str | None:
             if source.is_file():
                 killpoints.reached("switch-move")
                 target = confined(root, rel, what="switch", error=StoreError)
-                # A new file may go to a folder the run does not have yet.
+                # A new file may go to a folder the run does not have yet: made, and each new
+                # folder's entry synced in its parent too, so the file outlives a power cut.
+                created = first_missing_ancestor(target.parent)
                 target.parent.mkdir(parents=True, exist_ok=True)
                 os.replace(source, target)
                 fsync_dir(target.parent)
+                if created is not None:
+                    for folder in (target.parent, *target.parent.parents):
+                        if folder == created.parent:
+                            break
+                        fsync_dir(folder.parent)
         for rel in delete:
             confined(root, rel, what="switch", error=StoreError).unlink(missing_ok=True)
         killpoints.reached("switch-moved")

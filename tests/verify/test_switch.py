@@ -21,6 +21,7 @@ import pytest
 from oracleproto.errors import StoreError
 from oracleproto.primitives import killpoints
 from oracleproto.store import RunDir
+from oracleproto.verify import switch
 from oracleproto.verify.demo import find_demo_run
 from oracleproto.verify.switch import (
     COMMITTED_DIR,
@@ -330,3 +331,12 @@ def test_a_new_file_in_new_nested_folders_is_moved_in(folder: Path, monkeypatch:
     _stop_at(monkeypatch, "never")
     switch_files(folder, "gc", {"d/e/new.yaml": b"new\n"}, [])
     assert (folder / "d" / "e" / "new.yaml").read_bytes() == b"new\n"
+
+
+def test_each_new_folder_is_synced_in_its_parent(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _stop_at(monkeypatch, "never")
+    synced: list[Path] = []
+    monkeypatch.setattr(switch, "fsync_dir", synced.append)
+    switch_files(folder, "gc", {"d/e/new.yaml": b"new\n", "c/0/a.yaml": b"A\n"}, [])
+    moves = synced[synced.index(folder) + 1 :]  # after the commit's own sync of the run folder
+    assert moves == [folder / "c" / "0", folder / "d" / "e", folder / "d", folder, folder]
