@@ -354,8 +354,10 @@ def secret_forms(secret: str) -> set[str]:
     """
     if len(secret) < MIN_SECRET:
         return set()
-    forms = {secret, quote(secret, safe=""), quote_plus(secret, safe="")}
+    # The bytes, not the text: a key read from the environment can hold a lone surrogate (an
+    # undecodable byte), which quote() would refuse to encode.
     raw = secret.encode("utf-8", "surrogatepass")
+    forms = {secret, quote(raw, safe=""), quote_plus(raw, safe="")}
     for offset in range(3):
         part = raw[offset:]
         part = part[: len(part) - len(part) % 3]

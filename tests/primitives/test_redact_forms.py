@@ -228,3 +228,33 @@ def test_runs_of_key_characters_are_scanned_past_a_short_run() -> None:
     text = f"ABC {key[:5]} x {key[2:14]}"
     assert scrub_fragments(text, [key]) == f"ABC {key[:5]} x {REDACTED}"
     assert scrub_fragments(text.encode(), [key]) == f"ABC {key[:5]} x {REDACTED}".encode()
+
+
+def test_secret_forms_are_exactly_these() -> None:
+    # Written out independently of the code: every reserved character escaped, a space as %20
+    # (quote) and + (quote_plus); base64 of the 12 bytes of whole 3-byte groups at offsets 0, 1, 2
+    # (standard = URL-safe here: no + or / in them); offset 3 would repeat offset 0's tail.
+    assert secret_forms("ab/cd+ef gh=ij") == {
+        "ab/cd+ef gh=ij",
+        "ab%2Fcd%2Bef%20gh%3Dij",
+        "ab%2Fcd%2Bef+gh%3Dij",
+        "YWIvY2QrZWYgZ2g9",
+        "Yi9jZCtlZiBnaD1p",
+        "L2NkK2VmIGdoPWlq",
+    }
+    # 8 characters, the shortest hunted: offsets 0, 1, 2 each leave two whole groups (8 characters).
+    assert secret_forms("12345678") == {"12345678", "MTIzNDU2", "MjM0NTY3", "MzQ1Njc4"}
+    assert secret_forms("1234567") == set()
+
+
+def test_a_secret_with_an_undecodable_byte_has_its_forms_too() -> None:
+    # os.environ holds a byte that is not UTF-8 as a lone surrogate (surrogateescape).
+    secret = "ab/c?d_e\udc80fgh"
+    assert secret_forms(secret) == {
+        secret,
+        "ab%2Fc%3Fd_e%ED%B2%80fgh",
+        "YWIvYz9kX2XtsoBm",
+        "Yi9jP2RfZe2ygGZn",
+        "L2M/ZF9l7bKAZmdo",
+        "L2M_ZF9l7bKAZmdo",
+    }
