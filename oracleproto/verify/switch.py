@@ -19,6 +19,7 @@ by a kill. Both folders are not published (``attest.published_files`` skips them
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import shutil
@@ -31,7 +32,7 @@ from types import FrameType
 from oracleproto.errors import StoreError
 from oracleproto.primitives import killpoints
 from oracleproto.primitives.fileio import fsync_dir
-from oracleproto.primitives.paths import confined, first_missing_ancestor
+from oracleproto.primitives.paths import confined
 from oracleproto.store import RunDir
 
 STAGING_DIR = ".switch.staging"
@@ -120,15 +121,14 @@ def complete_switch(root: Path) -> str | None:
                 target = confined(root, rel, what="switch", error=StoreError)
                 # A new file may go to a folder the run does not have yet: made, and each new
                 # folder's entry synced in its parent too, so the file outlives a power cut.
-                created = first_missing_ancestor(target.parent)
+                made = list(
+                    itertools.takewhile(lambda f: not f.exists(), (target.parent, *target.parent.parents))
+                )
                 target.parent.mkdir(parents=True, exist_ok=True)
                 os.replace(source, target)
                 fsync_dir(target.parent)
-                if created is not None:
-                    for folder in (target.parent, *target.parent.parents):
-                        if folder == created.parent:
-                            break
-                        fsync_dir(folder.parent)
+                for folder in made:
+                    fsync_dir(folder.parent)
         for rel in delete:
             confined(root, rel, what="switch", error=StoreError).unlink(missing_ok=True)
         killpoints.reached("switch-moved")

@@ -67,6 +67,17 @@ def _by_what(checks: list[Check]) -> dict[str, Check]:
     return {c.what: c for c in checks}
 
 
+def _edit_first_template(db: Path, value_sql: str) -> str:
+    """Set the first template (by key) to ``value_sql`` (an SQL expression); its key."""
+    conn = sqlite3.connect(db)
+    try:
+        (key,) = conn.execute("SELECT key FROM prompt_templates ORDER BY key LIMIT 1").fetchone()
+    finally:
+        conn.close()
+    _set(db, f"UPDATE prompt_templates SET value = {value_sql} WHERE key = ?", key)
+    return str(key)
+
+
 def _set(db: Path, sql: str, *args: object) -> None:
     conn = sqlite3.connect(db)
     try:
@@ -150,11 +161,7 @@ def test_an_unfinished_db_of_a_finished_run_fails(db_copy: Path, manifest_json: 
 def test_a_stored_template_changed_breaks_its_link_to_run_meta(
     db_copy: Path, manifest_json: dict[str, Any]
 ) -> None:
-    conn = sqlite3.connect(db_copy)
-    (key,) = conn.execute("SELECT key FROM prompt_templates ORDER BY key LIMIT 1").fetchone()
-    conn.execute("UPDATE prompt_templates SET value = value || ' ' WHERE key = ?", (key,))
-    conn.commit()
-    conn.close()
+    _edit_first_template(db_copy, "value || ' '")
     checks = _by_what(check_database(db_copy, LABEL, SLUG, _manifest(manifest_json))[0])
     link = checks[f"{LABEL} prompt_templates ↔ run_meta"]
     assert link.status == "FAIL"
@@ -203,13 +210,9 @@ def test_dataset_links_compare_each_db_with_the_dataset(db_copy: Path, manifest_
     assert check_dataset(demo_db_path(), manifest, {LABEL: db_copy})[-1] == Check(
         f"{LABEL} questions ↔ dataset", "pass"
     )
-    conn = sqlite3.connect(db_copy)
-    (key,) = conn.execute("SELECT key FROM prompt_templates ORDER BY key LIMIT 1").fetchone()
-    conn.execute("UPDATE prompt_templates SET value = value || ' ' WHERE key = ?", (key,))
-    conn.execute("UPDATE questions SET answer = 'Z' WHERE id = 'demo-01'")
-    conn.execute("UPDATE questions SET id = 'demo-99' WHERE id = 'demo-16'")
-    conn.commit()
-    conn.close()
+    key = _edit_first_template(db_copy, "value || ' '")
+    _set(db_copy, "UPDATE questions SET answer = 'Z' WHERE id = 'demo-01'")
+    _set(db_copy, "UPDATE questions SET id = 'demo-99' WHERE id = 'demo-16'")
     assert check_dataset(demo_db_path(), manifest, {LABEL: db_copy})[-1] == Check(
         f"{LABEL} questions ↔ dataset",
         "FAIL",
@@ -345,12 +348,8 @@ def test_a_sound_database_passes_its_integrity_check_saying_so(
 def test_text_that_is_not_utf8_in_a_table_is_a_failed_check_not_an_exception(
     db_copy: Path, manifest_json: dict[str, Any]
 ) -> None:
-    conn = sqlite3.connect(db_copy)
-    (key,) = conn.execute("SELECT key FROM prompt_templates ORDER BY key LIMIT 1").fetchone()
-    conn.execute("UPDATE prompt_templates SET value = CAST(x'41ff42' AS TEXT) WHERE key = ?", (key,))
-    conn.execute("UPDATE questions SET id = CAST(x'41ff42' AS TEXT) WHERE id = 'demo-01'")
-    conn.commit()
-    conn.close()
+    _edit_first_template(db_copy, "CAST(x'41ff42' AS TEXT)")
+    _set(db_copy, "UPDATE questions SET id = CAST(x'41ff42' AS TEXT) WHERE id = 'demo-01'")
     checks = _by_what(check_database(db_copy, LABEL, SLUG, _manifest(manifest_json))[0])
     templates = checks[f"{LABEL} prompt_templates ↔ run_meta"]
     assert templates.status == "FAIL"
