@@ -161,7 +161,7 @@ def test_loader_row_fails_with_the_composer_back(monkeypatch: pytest.MonkeyPatch
     assert bad.value > clean.value + 0.3 and not bad.ok
 
 
-def test_record_overhead_row_fails_with_two_more_ms_per_entry(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_record_overhead_row_fails_with_four_more_ms_per_entry(monkeypatch: pytest.MonkeyPatch) -> None:
     from oracleproto.transport import recorder
 
     monkeypatch.setattr(record_overhead, "N_REQUESTS", 60)
@@ -169,12 +169,13 @@ def test_record_overhead_row_fails_with_two_more_ms_per_entry(monkeypatch: pytes
     original = recorder.redact_entry
 
     def slow(entry: object, secrets: set[str]) -> object:
-        inject.burn(2.0)
+        inject.burn(4.0)
         return original(entry, secrets)  # type: ignore[arg-type]
 
     monkeypatch.setattr(recorder, "redact_entry", slow)
     bad = record_overhead.measure()
-    assert bad.overhead_cpu_ms - clean.overhead_cpu_ms > 1.5
+    # The two measurements differ by up to half a millisecond on a loaded machine: 4 ms stands clear.
+    assert bad.overhead_cpu_ms - clean.overhead_cpu_ms > 3.0
     assert not targets.Row("record", "", "", bad.overhead_cpu_ms, targets.RECORD_TARGET_MS).ok
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-import time
 
 import pytest
 
@@ -76,17 +75,25 @@ def test_a_repeated_placeholder_must_repeat_its_value() -> None:
     assert matcher.parse("date d url u again x again d.") == {"cutoff_date": "d", "url": "u again x"}
 
 
-def test_hostile_prompts_are_read_in_linear_time() -> None:
+class _NoBacktracking:
+    """Stands in for the normative regex: hostile prompts must be decided without it."""
+
+    def fullmatch(self, prompt: str) -> None:
+        raise AssertionError("the backtracking regex was consulted on a hostile prompt")
+
+
+def test_hostile_prompts_are_read_without_the_backtracking_regex() -> None:
+    # The regex alone needs minutes on these prompts (cubic backtracking): the linear first path
+    # decides the first, the path budget refuses the second.
     matcher = DetectorTemplateMatcher("A{{url}}X{{title}}Y{{content}}Z{{cutoff_date}}W")
-    prompt = "A" + "X" * 50_000 + "Y" * 50_000 + "W"
-    started = time.perf_counter()
-    assert matcher.parse(prompt) is None
-    # The regex alone needs minutes here (cubic backtracking); generous bound for slow CI.
-    assert time.perf_counter() - started < 2.0
+    matcher.regex = _NoBacktracking()  # type: ignore[assignment]
+    assert matcher.parse("A" + "X" * 50_000 + "Y" * 50_000 + "W") is None
     repeats = DetectorTemplateMatcher("{{cutoff_date}}X{{url}}Y{{cutoff_date}}")
-    started = time.perf_counter()
+    repeats.regex = _NoBacktracking()  # type: ignore[assignment]
     assert repeats.parse("d" + "X" * 20_000 + "Y" * 20_000 + "e") is None
-    assert time.perf_counter() - started < 2.0
+    # Within the budget, a failed first path still falls back to the regex (the guard is live).
+    with pytest.raises(AssertionError, match="backtracking regex"):
+        repeats.parse("dXuYe")
 
 
 @pytest.mark.parametrize(
