@@ -84,9 +84,13 @@ def load_groups(path: Path) -> dict[str, dict[str, list[str]]]:
     return groups
 
 
-def load_equivalents() -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+def load_equivalents(extra: list[Path]) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
     """The documented mutants, and the substitutions that are equivalent wherever they are made."""
     data = tomllib.loads((HERE / "equivalent.toml").read_text())
+    for path in extra:  # entries being written (checked here before they join equivalent.toml)
+        more = tomllib.loads(path.read_text())
+        for key in ("equivalent", "equivalent_substitution"):
+            data.setdefault(key, []).extend(more.get(key, []))
     entries: list[dict[str, str]] = data.get("equivalent", [])
     rules: list[dict[str, str]] = data.get("equivalent_substitution", [])
     for entry in entries:
@@ -239,13 +243,20 @@ def main() -> int:
     parser.add_argument("--build", type=Path, default=BUILD, help="scratch folder (default build/mutation)")
     parser.add_argument("--report-only", action="store_true", help="list the last run's results, run nothing")
     parser.add_argument("--resume", action="store_true", help="keep mutants/ and retest its survivors")
+    parser.add_argument(
+        "--equivalent",
+        type=Path,
+        action="append",
+        default=[],
+        help="another file of entries, read after equivalent.toml",
+    )
     args = parser.parse_args()
     groups = load_groups(args.groups_file)
     chosen = args.groups or list(groups)
     unknown = set(chosen) - set(groups)
     if unknown:
         parser.error(f"unknown group(s) {sorted(unknown)}; known: {sorted(groups)}")
-    equivalents = load_equivalents()
+    equivalents = load_equivalents(args.equivalent)
     all_survivors: list[Survivor] = []
     stale_total = 0
     for name in chosen:
