@@ -324,14 +324,7 @@ def scrub_fragments_everywhere(value: str | bytes, secrets: Iterable[str]) -> st
         return value
     if isinstance(value, bytes):
         encoded = _covering([s.encode("utf-8") for s in wanted])
-        raw_spans = [span for s in encoded for span in _spans(value, s)]
-        marker_b = REDACTED.encode("utf-8")
-        parts_b: list[bytes] = []
-        last = 0
-        for start, end in _merged(raw_spans):
-            parts_b.extend((value[last:start], marker_b))
-            last = end
-        return b"".join([*parts_b, value[last:]])
+        return _replaced_bytes(value, [span for s in encoded for span in _spans(value, s)])
     text_spans = [span for s in _covering(wanted) for span in _spans(value, s)]
     parts: list[str] = []
     last = 0
