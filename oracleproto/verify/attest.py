@@ -13,8 +13,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ValidationError, model_validator
+
 from oracleproto.primitives.fileio import atomic_write_text
 from oracleproto.primitives.hashing import canonical_json, sha256_hex
+from oracleproto.primitives.paths import UnsafePathError, confined
 from oracleproto.primitives.sqlite_readonly import connect_readonly
 from oracleproto.store.label import LABEL_NAME
 from oracleproto.store.rundir import ANALYSIS_DIR, ON_DEMAND_SUBDIRS
@@ -34,6 +37,38 @@ _IGNORED_PARTS = {".journal", "cache", "__pycache__", ".switch", ".switch.stagin
 _UNPUBLISHED_FILES = frozenset({ATTESTATION_NAME, LABEL_NAME})
 #: Not published either: reports anyone regenerates on demand from the published run.
 _IGNORED_FOLDERS = tuple((ANALYSIS_DIR, name) for name in ON_DEMAND_SUBDIRS)
+
+
+class _FileDigests(BaseModel, strict=True):
+    """What ``check_files`` reads of one attested file."""
+
+    sha256: str
+    size: int
+    blocks: list[str]
+
+
+class _TableCells(BaseModel, strict=True):
+    """What ``_cell_changes`` reads of one attested table: one cell digest per column in each row."""
+
+    columns: list[str]
+    rows: dict[str, str]
+
+    @model_validator(mode="after")
+    def _one_digest_per_column(self) -> _TableCells:
+        for key, cells in self.rows.items():
+            if len(cells.split()) != len(self.columns):
+                raise ValueError(
+                    f"row {key!r} has {len(cells.split())} cell digests for {len(self.columns)} columns"
+                )
+        return self
+
+
+class _Shape(BaseModel, strict=True):
+    """The fields ``verify`` reads: an attestation with a recomputed self digest is still checked for
+    them, so a hand-made one fails its check instead of raising out of ``verify``."""
+
+    files: dict[str, _FileDigests]
+    databases: dict[str, dict[str, _TableCells]]
 
 
 def published_files(root: Path) -> list[str]:
@@ -135,10 +170,15 @@ def load_attestation(path: Path) -> tuple[dict[str, Any] | None, Check]:
         return None, failed(
             label, f"{label}: its self_digest does not match its content; the attestation is damaged"
         )
+    try:
+        _Shape.model_validate(body)
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
+        return None, failed(label, f"{label}: not a valid {FORMAT} document: {problems}")
     return data, passed(label, f"{len(data['files'])} files attested")
 
 
-def _cell_changes(path: Path, rel: str, recorded: dict[str, Any]) -> list[str]:
+def _cell_changes(path: Path, recorded: dict[str, Any]) -> list[str]:
     try:
         now = database_cells(path)
     except sqlite3.DatabaseError as exc:
@@ -171,7 +211,11 @@ def check_files(root: Path, attestation: dict[str, Any]) -> list[Check]:
     present = set(published_files(root))
     for rel in sorted(attested):
         info = attested[rel]
-        path = root / rel
+        try:  # the names come from a file a stranger may have crafted (its self digest recomputed)
+            path = confined(root, rel, what=f"{ATTESTATION_NAME}: attested file")
+        except UnsafePathError as exc:
+            checks.append(failed(f"file {rel}", str(exc)))
+            continue
         if not path.is_file():
             checks.append(failed(f"file {rel}", f"{rel}: attested but missing"))
             continue
@@ -179,13 +223,16 @@ def check_files(root: Path, attestation: dict[str, Any]) -> list[Check]:
         if sha256_hex(data) == info["sha256"]:
             continue
         blocks = _blocks(data)
-        bad = [i for i, (x, y) in enumerate(zip(info["blocks"], blocks, strict=False)) if x != y]
+        # Blocks past the new end are told by the size line (an emptied file has one empty block).
+        bad = [
+            i
+            for i, (x, y) in enumerate(zip(info["blocks"], blocks, strict=False))
+            if x != y and i * BLOCK < len(data)
+        ]
         where = [f"bytes {i * BLOCK}–{min((i + 1) * BLOCK, len(data)) - 1}" for i in bad[:3]]
         if len(data) != info["size"]:
             where.append(f"size {info['size']} → {len(data)}")
-        cells = (
-            _cell_changes(path, rel, attestation["databases"][rel]) if rel in attestation["databases"] else []
-        )
+        cells = _cell_changes(path, attestation["databases"][rel]) if rel in attestation["databases"] else []
         detail = f"{rel}: sha256 differs from the attestation at {', '.join(where) or 'unknown offset'}"
         if cells:
             detail += "; changed: " + "; ".join(cells[:5])
