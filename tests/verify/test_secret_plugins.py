@@ -11,16 +11,25 @@ import base64
 import json
 import os
 import shutil
+import string
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
 
 from oracleproto.cli.main import cli
 from oracleproto.verify.attest import published_files
-from oracleproto.verify.secret_plugins import find_credentials
+from oracleproto.verify.secret_plugins import (
+    GENERIC_MIN_ENTROPY,
+    GENERIC_MIN_LENGTH,
+    Finding,
+    _occurrences,
+    _regions,
+    find_credentials,
+)
 from oracleproto.verify.secret_scan import scan_bytes
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -139,3 +148,121 @@ def test_the_detector_opens_no_socket_at_import_or_scan(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "2"
+
+
+AWS = "AWS Access Key (detect-secrets)"
+GENERIC = "high-entropy value of a credential-named key"
+
+
+def test_a_key_is_found_at_offset_0_and_at_1_only_after_a_non_word_byte() -> None:
+    # Offset 0 has no byte before it: it is a boundary. At offset 1 the byte before decides.
+    assert find_credentials(b"AKIAZ7QW3RT5YU2IO4PB") == [Finding(0, AWS)]
+    assert find_credentials(b"(AKIAZ7QW3RT5YU2IO4PB") == [Finding(1, AWS)]
+    assert find_credentials(b"xAKIAZ7QW3RT5YU2IO4PB") == []
+
+
+def test_an_anchored_shape_at_offset_0_is_found() -> None:
+    # Slack's regex runs in a window from each "xox"; the window of one at offset 0 starts at 0.
+    data = b"xoxb-2048123456-4096789012-q8Rt3Lm9Vz2Nc7Kp4Yw1Hd5"
+    assert find_credentials(data) == [Finding(0, "Slack Token (detect-secrets)")]
+
+
+def test_occurrences_are_every_start_in_order_overlapping_ones_included() -> None:
+    assert list(_occurrences("xaaaxaa", "aa")) == [1, 2, 5]
+    assert list(_occurrences("xaaaxaa", "b")) == []
+
+
+def test_regions_of_no_anchor_are_the_whole_text() -> None:
+    assert list(_regions("abcde", "abcde", None)) == [(0, 5)]
+
+
+def test_regions_merge_overlapping_and_adjacent_windows_and_clamp_to_the_text() -> None:
+    # "ab" at 0, 4, 6, 12 and 17; one byte before and one after each: windows (0 clamped from -1, 3),
+    # (3, 7), (5, 9), (11, 15), (16, 19 clamped from 20). (3, 7) touches (0, 3) and (5, 9) overlaps
+    # it: one region (0, 9). (11, 15) and (16, 19) have a byte between them: separate.
+    text = "ab..abab....ab...ab"
+    assert list(_regions(text, text, ("ab", 1, 1))) == [(0, 9), (11, 15), (16, 19)]
+
+
+def test_a_slack_token_is_judged_within_its_window_not_by_text_beyond_it() -> None:
+    # The window is 3 + 400 bytes from "xox": the value judged is bytes 0-402, all "a" after
+    # "xoxb-1-"; "dummy" (a placeholder word) starts at 403, outside it, and cannot excuse it.
+    data = b"xoxb-1-" + b"a" * 396 + b"dummy"
+    assert find_credentials(data) == [Finding(0, "Slack Token (detect-secrets)")]
+
+
+def test_an_npm_token_is_found_where_its_authtoken_literal_is() -> None:
+    # "//registry.npmjs.org/:_authToken=" is 33 bytes: the token (the regex's group) starts at 33.
+    # The generic rule also sees "Token=" there; the provider's kind wins at that offset.
+    data = b"//registry.npmjs.org/:_authToken=npm_Xq8Rt3Lm9Vz2Nc7Kp4Yw1Hd5Sw0Fj2Ga7Ue"
+    assert find_credentials(data) == [Finding(33, "NPM tokens (detect-secrets)")]
+
+
+def test_a_jwt_after_one_that_does_not_decode_is_still_found() -> None:
+    # "eyJhYmM" is base64 of '{"abc': not JSON, so the first is no JWT; the second starts at 20.
+    data = f"eyJhYmM.eyJhYmM and {_jwt()}".encode()
+    assert find_credentials(data) == [Finding(20, "JSON Web Token (detect-secrets)")]
+
+
+def test_sequential_and_uuid_bearing_values_are_fake_and_a_near_miss_is_not() -> None:
+    # Values at byte 11 after '"secret": "'. The alphabet is a sequential string; the second holds a
+    # UUID (8-4-4-4-12 hex) after a non-hex prefix, so it is not hex-only and reaches the heuristics.
+    assert find_credentials(b'"secret": "ABCDEFGHIJKLMNOPQRSTUVWXYZ"') == []
+    assert find_credentials(b'"secret": "vault-3f2b8c1e-9a4d-4e6f-b2c8-7d1e5a9f3c2b"') == []
+    # One hex digit fewer at the end: no UUID any more, and the value is found.
+    assert find_credentials(b'"secret": "vault-3f2b8c1e-9a4d-4e6f-b2c8-7d1e5a9f3c2"') == [
+        Finding(11, GENERIC)
+    ]
+
+
+def test_a_generic_value_of_exactly_the_minimum_length_is_found_and_a_final_dot_is_not_counted() -> None:
+    # 20 distinct characters (entropy log2(20) = 4.32), the last an "X": found at byte 11.
+    value = "q8Rt3Lm9Vz2Nc7Kp4YwX"
+    assert len(value) == GENERIC_MIN_LENGTH
+    assert find_credentials(f'"secret": "{value}"'.encode()) == [Finding(11, GENERIC)]
+    # The same 19 first characters ending a sentence: the full stop is not part of the value,
+    # which is then one character short.
+    assert find_credentials(b'"secret": "q8Rt3Lm9Vz2Nc7Kp4Yw."') == []
+
+
+def test_a_generic_value_of_entropy_exactly_the_minimum_is_found() -> None:
+    # 512 characters: "a" 4 times, "b" 9 times, ... "w" 32 times (the order detect-secrets sums its
+    # terms in), then 15 "~" (outside its base64 alphabet: counted in the length only). Its entropy
+    # as detect-secrets computes it in floating point is exactly 3.8: the counts come from a search
+    # for such a set (the sum's rounding depends on them and on their order). The precondition below
+    # states it, so a platform whose log() rounds differently fails there, visibly.
+    counts = (4, 9, 13, 33, 7, 5, 1, 1, 71, 32, 29, 67, 4, 73, 15, 7, 8, 4, 8, 15, 32, 27, 32)
+    value = "".join(ch * k for ch, k in zip(string.ascii_lowercase[:23], counts, strict=True)) + "~" * 15
+    assert len(value) == 512
+    assert Base64HighEntropyString().calculate_shannon_entropy(value) == GENERIC_MIN_ENTROPY
+    assert find_credentials(f'"secret": "{value}"'.encode()) == [Finding(11, GENERIC)]
+
+
+def test_a_value_a_provider_names_gets_no_second_generic_finding() -> None:
+    # "aws_secret_access_key" (21) + ': "' (3): AWS's secret-key regex and the generic rule
+    # ("secret", "access") both see the value at 24; only AWS's kind is reported.
+    data = b'aws_secret_access_key: "kT9v2Lq8Zr4Xw1Nb6Yc3Jm7Ps5Hd0Fg2Ae8Ui4Oq"'
+    assert find_credentials(data) == [Finding(24, AWS)]
+
+
+def test_a_skipped_generic_candidate_does_not_end_the_search() -> None:
+    # The first "secret" holds a hex digest (skipped); the second one's value starts at
+    # 16 + 64 + 3 + 11 = 94.
+    digest = "0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9"
+    data = f'"secret_hash": "{digest}", "secret": "q8Rt3Lm9Vz2Nc7Kp4YwX"'.encode()
+    assert find_credentials(data) == [Finding(94, GENERIC)]
+
+
+def test_findings_are_sorted_by_offset_then_kind_two_kinds_at_one_offset() -> None:
+    # A GitHub token at 0 ("ghp_" and 37 characters, then a space: 42 bytes), then
+    # 'aws_secret_key = "' (18 bytes): the value at 60 is both AWS's 40-character secret key and
+    # Twilio's "AC" + 32 shape.
+    data = (
+        b"ghp_R7t2Yq9Lm4Xc8Vb1Nz6Kp3Hd5Sw0Fj2Ga7Ue9 "
+        b'aws_secret_key = "ACq8r3l9v2n7k4w1h5s0f2g7a8e9u4o3m6XyZ12P"'
+    )
+    assert find_credentials(data) == [
+        Finding(0, "GitHub Token (detect-secrets)"),
+        Finding(60, AWS),
+        Finding(60, "Twilio API Key (detect-secrets)"),
+    ]

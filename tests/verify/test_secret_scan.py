@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from oracleproto.verify.secret_scan import scan_bytes
+from oracleproto.verify.secret_scan import SecretHit, scan_bytes
 
 
 @pytest.mark.parametrize(
@@ -42,3 +42,26 @@ def test_url_credentials_are_found_by_offset(data: bytes, kind: str) -> None:
 )
 def test_redacted_or_harmless_urls_pass(data: bytes) -> None:
     assert scan_bytes(data, "f") == []
+
+
+def test_an_api_key_assignment_is_one_hit_at_its_value() -> None:
+    # '"api_key": "' is 12 bytes; the value is too short for the generic rule.
+    assert scan_bytes(b'"api_key": "abc123"', "f.json") == [
+        SecretHit("f.json", 12, "api_key assignment with a non-redacted value")
+    ]
+
+
+def test_a_url_password_is_one_hit_named_by_file_at_the_password() -> None:
+    # "uri: http://user:" is 17 bytes.
+    assert scan_bytes(b"uri: http://user:hunter2hunter2@host/v1", "f.yaml") == [
+        SecretHit("f.yaml", 17, "URL with a password in its userinfo")
+    ]
+
+
+def test_a_query_parameter_after_one_already_reported_is_still_found() -> None:
+    # "?api_key=" is an assignment hit at 16 (its query-parameter hit is the same offset, left
+    # out); "&token=" after it is a query-parameter hit at 29. Two hits, sorted by offset.
+    assert scan_bytes(b"GET /v1?api_key=abc123&token=def456 HTTP/1.1", "log") == [
+        SecretHit("log", 16, "api_key assignment with a non-redacted value"),
+        SecretHit("log", 29, "credential query parameter 'token' in a URL"),
+    ]
