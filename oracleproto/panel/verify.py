@@ -3,7 +3,6 @@ regenerated, and the panel's own files against its attestation and Merkle root."
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ from oracleproto.panel.build import FORMAT, merged_manifest, panel_document
 from oracleproto.panel.members import Member, file_sha256, leaf_digest, open_member
 from oracleproto.panel.spec import MemberSpec, PanelError
 from oracleproto.primitives.hashing import canonical_json
+from oracleproto.primitives.json_input import load_json
 from oracleproto.store.manifest import MANIFEST_NAME
 from oracleproto.store.rundir import DB_DIR, PANEL_NAME
 from oracleproto.transport.integrity import merkle_root
@@ -35,7 +35,7 @@ def load_panel(panel_dir: Path) -> dict[str, Any]:
     """``panel.json``, parsed; a damaged one is a :class:`PanelError` naming the file."""
     path = panel_dir / PANEL_NAME
     try:
-        document = json.loads(path.read_bytes())
+        document = load_json(path.read_bytes())
     except (OSError, ValueError) as exc:
         raise PanelError(f"{path}: not readable as JSON ({exc})") from None
     if not isinstance(document, dict) or document.get("format") != FORMAT:

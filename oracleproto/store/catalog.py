@@ -8,7 +8,6 @@ state, whether it is sealed, and its size. A run whose manifest cannot be read i
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import sqlite3
 from contextlib import closing
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from oracleproto.errors import OracleprotoError
+from oracleproto.primitives.json_input import load_json
 from oracleproto.primitives.sqlite_readonly import connect_readonly
 from oracleproto.store.label import RunLabel, read_label
 from oracleproto.store.manifest import Manifest
@@ -97,7 +97,7 @@ def seal_status(root: Path) -> str:
     if not path.is_file():
         return "unknown"
     try:
-        files = json.loads(path.read_text(encoding="utf-8"))["files"]
+        files = load_json(path.read_text(encoding="utf-8"))["files"]
         for rel, entry in files.items():
             if (root / rel).stat().st_size != entry["size"]:
                 return "changed"

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from oracleproto.errors import StoreError
 from oracleproto.primitives.fileio import atomic_write_text
+from oracleproto.primitives.json_input import load_json
 
 LABEL_NAME = "label.json"
 #: Names and tags: what reads well in a table and never looks like a path or a run id prefix.
@@ -65,7 +66,7 @@ def make_label(name: str | None, tags: tuple[str, ...]) -> RunLabel:
 def read_label(run_root: Path) -> RunLabel:
     """The run's label; an absent or unreadable file is no label (it is never needed to read a run)."""
     try:
-        data = json.loads((run_root / LABEL_NAME).read_text(encoding="utf-8"))
+        data = load_json((run_root / LABEL_NAME).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return RunLabel()
     if not isinstance(data, dict):

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from oracleproto.errors import StoreError
 from oracleproto.primitives.fileio import atomic_write_text
+from oracleproto.primitives.json_input import load_json
 from oracleproto.store.naming import parse_timestamp, validate_run_id
 
 SCHEMA_VERSION = 5
@@ -209,7 +210,7 @@ class Manifest(BaseModel):
     def from_json(cls, text: str, *, source: str = MANIFEST_NAME) -> Manifest:
         """Parse manifest text; errors name the file, the key and how to fix it."""
         try:
-            data = json.loads(text)
+            data = load_json(text)
         except json.JSONDecodeError as exc:
             raise StoreError(
                 f"{source}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); "

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from oracleproto.errors import StoreError
+from oracleproto.primitives.json_input import load_json
 
 
 def _read(path: Path, uri: str) -> dict[str, Any] | None:
@@ -37,7 +38,7 @@ def _read(path: Path, uri: str) -> dict[str, Any] | None:
     if row is None or row[0] is None:
         return None
     try:
-        value = json.loads(row[0])
+        value = load_json(row[0])
     except (TypeError, json.JSONDecodeError) as exc:
         raise StoreError(f"{path}: run_meta.config_snapshot is not valid JSON") from exc
     if not isinstance(value, dict):

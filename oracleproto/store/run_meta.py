@@ -10,6 +10,7 @@ from typing import Any
 
 from oracleproto.errors import StoreError
 from oracleproto.primitives.hashing import canonical_json
+from oracleproto.primitives.json_input import load_json
 from oracleproto.store.codec import SqlValue
 from oracleproto.store.naming import format_timestamp, parse_timestamp
 from oracleproto.store.schema import RUN_META_COLUMNS
@@ -82,7 +83,7 @@ class RunMeta:
             if raw is None:
                 return {}
             try:
-                value = json.loads(raw)
+                value = load_json(raw)
             except json.JSONDecodeError as exc:
                 raise StoreError(f"{where}: run_meta.{name} is not valid JSON") from exc
             if not isinstance(value, dict):

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ValidationError, model_validator
 
 from oracleproto.primitives.fileio import atomic_write_text
 from oracleproto.primitives.hashing import canonical_json, sha256_hex
+from oracleproto.primitives.json_input import load_json
 from oracleproto.primitives.paths import UnsafePathError, confined
 from oracleproto.primitives.sqlite_readonly import connect_readonly
 from oracleproto.store.label import LABEL_NAME
@@ -160,7 +161,7 @@ def load_attestation(path: Path) -> tuple[dict[str, Any] | None, Check]:
     """Parse an attestation and check its own digest."""
     label = path.name
     try:
-        data = json.loads(path.read_bytes())
+        data = load_json(path.read_bytes())
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         return None, failed(label, f"{label}: not valid JSON ({exc}); the attestation itself is damaged")
     if not isinstance(data, dict) or data.get("format") != FORMAT:

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from oracleproto.errors import OracleprotoError, StoreError
 from oracleproto.primitives.hashing import canonical_json, sha256_hex
+from oracleproto.primitives.json_input import load_json
 from oracleproto.primitives.paths import check_relative
 from oracleproto.store.naming import validate_run_id
 
@@ -93,7 +94,7 @@ def parse_bundle_manifest(raw: bytes, where: str) -> tuple[dict[str, Any], Bundl
     """Parse, digest-check and validate ``bundle.json``; returns the body (no self digest) and its model."""
     source = f"{where}: {BUNDLE_MANIFEST}"
     try:
-        doc = json.loads(raw)
+        doc = load_json(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise BundleError(f"{source} is not valid JSON ({exc})") from exc
     if not isinstance(doc, dict):

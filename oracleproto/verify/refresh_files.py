@@ -43,8 +43,9 @@ def check_refresh_audit(run_root: Path, analysis_dir: Path, settings: AnalysisSe
                 f"analysis/{AUDIT_SUBDIR}/", f"files a refresh audit never writes: {', '.join(unexpected)}"
             )
         )
-    if JSON_NAME not in present or MD_NAME not in present:
-        missing = [n for n in (JSON_NAME, MD_NAME) if n not in present]
+    # A folder in a file's place is as missing as no entry at all (reading it would raise).
+    missing = [n for n in (JSON_NAME, MD_NAME) if not (folder / n).is_file()]
+    if missing:
         return [
             *checks,
             failed(f"analysis/{AUDIT_SUBDIR}/", f"incomplete refresh audit: missing {', '.join(missing)}"),
@@ -52,7 +53,7 @@ def check_refresh_audit(run_root: Path, analysis_dir: Path, settings: AnalysisSe
     raw = (folder / JSON_NAME).read_bytes()
     try:
         audit: Any = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         return [*checks, failed(json_label, f"{json_label}: not valid JSON ({exc})")]
     if not isinstance(audit, dict) or audit.get("schema") != AUDIT_SCHEMA:
         return [
@@ -71,7 +72,17 @@ def check_refresh_audit(run_root: Path, analysis_dir: Path, settings: AnalysisSe
         )
     else:
         checks.append(passed(json_label, f"audit of {expected_new} against {audit.get('old')}"))
-    checks.append(_compare(md_label, render_markdown(normalise(audit)).encode("utf-8"), folder / MD_NAME))
+    try:
+        rendering = render_markdown(normalise(audit)).encode("utf-8")
+    except (KeyError, IndexError, AttributeError, TypeError, ValueError, RecursionError) as exc:
+        # A document with the audit's schema but not its shape (a field missing, of another type).
+        checks.append(
+            failed(
+                md_label, f"{json_label}: its fields are not a refresh audit's ({type(exc).__name__}: {exc})"
+            )
+        )
+    else:
+        checks.append(_compare(md_label, rendering, folder / MD_NAME))
     checks.append(_regenerate(run_root, audit, raw, json_label, settings))
     return checks
 
@@ -109,9 +120,11 @@ def _regenerate(
             seed=settings.seed,
             selection=list(selection) if isinstance(selection, list) else [],
         )
-    except OracleprotoError as exc:
+        expected = render_json(rebuilt).encode("utf-8")
+    # ValueError: a generation int() refuses ("²" is a digit) or text UTF-8 cannot encode (a lone
+    # surrogate in the selection); RecursionError: a selection nested too deep to serialise.
+    except (OracleprotoError, ValueError, RecursionError) as exc:
         return failed(what, f"{label}: could not be rebuilt from {old_id} and this run: {exc}")
-    expected = render_json(rebuilt).encode("utf-8")
     if expected == raw:
         return passed(what, f"rebuilt from {old_id} and this run byte for byte")
     return failed(what, f"{label}: differs from its rebuild from {old_id} at {byte_location(expected, raw)}")

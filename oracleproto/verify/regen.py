@@ -13,6 +13,7 @@ from oracleproto.analysis.postrun import analyze_with_settings
 from oracleproto.analysis.revisions import summary_revision
 from oracleproto.analysis.writer import FOREIGN_SUBDIRS
 from oracleproto.errors import OracleprotoError
+from oracleproto.primitives.json_input import load_json
 from oracleproto.settings.model import AnalysisSettings
 from oracleproto.store.rundir import ON_DEMAND_SUBDIRS
 from oracleproto.verify.findings import Check, byte_location, failed, passed, skipped
@@ -32,7 +33,7 @@ def _first_line(expected: bytes, actual: bytes) -> str:
 def published_revision(analysis_dir: Path) -> int | None:
     """The ``analysis_revision`` of the published ``summary.json`` (1 when absent), None if unreadable."""
     try:
-        document = json.loads((analysis_dir / "summary.json").read_text(encoding="utf-8"))
+        document = load_json((analysis_dir / "summary.json").read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
         return None
     if not isinstance(document, dict):
@@ -66,7 +67,7 @@ def _older_revision_checks(
     # revisions write must hold the same values.
     label = "analysis/summary.json"
     try:
-        old = json.loads(published["summary.json"].read_bytes())
+        old = load_json(published["summary.json"].read_bytes())
         new = json.loads(regenerated["summary.json"])
     except (KeyError, OSError, ValueError):
         return [failed(label, f"{label}: unreadable, so analysis revision {revision} cannot be checked")]

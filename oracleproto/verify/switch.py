@@ -32,6 +32,7 @@ from types import FrameType
 from oracleproto.errors import StoreError
 from oracleproto.primitives import killpoints
 from oracleproto.primitives.fileio import fsync_dir
+from oracleproto.primitives.json_input import load_json
 from oracleproto.primitives.paths import confined
 from oracleproto.store import RunDir
 
@@ -91,7 +92,7 @@ def pending_switch(root: Path) -> str | None:
 def _read_plan(root: Path) -> tuple[str, list[str], list[str]]:
     path = root / COMMITTED_DIR / _PLAN
     try:
-        data = json.loads(path.read_bytes())
+        data = load_json(path.read_bytes())
         operation, replace, delete = data["operation"], data["replace"], data["delete"]
         if not (isinstance(operation, str) and isinstance(replace, list) and isinstance(delete, list)):
             raise TypeError("unexpected types")

@@ -141,3 +141,34 @@ def test_report_refuses_a_model_db_symlinked_out_of_the_run(
     code, output = run_main(capsys, monkeypatch, "report", demo_copy, "--bootstrap", "0")
     assert code == 2, output
     assert f"{db} leads outside {demo_copy / 'db'}" in output
+
+
+_DEEP = b"[" * 100_000  # json.loads raises RecursionError at this depth
+
+
+@pytest.mark.parametrize(
+    ("rel", "check", "message"),
+    [
+        (
+            "attestation.json",
+            "attestation.json",
+            "attestation.json: not valid JSON (nested too deeply to read",
+        ),
+        ("manifest.json", "manifest.json", "manifest.json: not valid JSON (nested too deeply to read"),
+        (
+            "analysis/summary.json",
+            "analysis/summary.json",
+            "analysis/summary.json: differs from its regeneration",
+        ),
+    ],
+)
+def test_verify_fails_a_json_file_nested_too_deeply(
+    demo_copy: Path, rel: str, check: str, message: str
+) -> None:
+    # Every file a stranger can hand over is read without a RecursionError escaping verify.
+    from oracleproto.verify import verify_run
+
+    (demo_copy / rel).write_bytes(_DEEP)
+    report = verify_run(demo_copy)
+    (found,) = [c for c in report.checks if c.what == check]
+    assert found.status == "FAIL" and found.detail.startswith(message), found
