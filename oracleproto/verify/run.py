@@ -80,7 +80,10 @@ def _finish_interrupted_switch(run: RunDir) -> Check | None:
     try:
         finished = finish_interrupted(run)
     except (OSError, OracleprotoError) as exc:
-        operation = pending_switch(run.root) or "maintenance command"
+        try:
+            operation = pending_switch(run.root) or "maintenance command"
+        except OracleprotoError:  # its plan is damaged (exc says so): a failed check, not a crash
+            operation = "maintenance command"
         return failed(
             "interrupted maintenance",
             f"{run.root / COMMITTED_DIR}: an interrupted `{operation}` is committed but not finished, and "
