@@ -224,12 +224,9 @@ def check_files(root: Path, attestation: dict[str, Any]) -> list[Check]:
         if sha256_hex(data) == info["sha256"]:
             continue
         blocks = _blocks(data)
-        # Blocks past the new end are told by the size line (an emptied file has one empty block).
-        bad = [
-            i
-            for i, (x, y) in enumerate(zip(info["blocks"], blocks, strict=False))
-            if x != y and i * BLOCK < len(data)
-        ]
+        # An emptied file still has one (empty) block: only its size line says what changed.
+        pairs = enumerate(zip(info["blocks"], blocks, strict=False))
+        bad = [i for i, (x, y) in pairs if x != y] if data else []
         where = [f"bytes {i * BLOCK}–{min((i + 1) * BLOCK, len(data)) - 1}" for i in bad[:3]]
         if len(data) != info["size"]:
             where.append(f"size {info['size']} → {len(data)}")

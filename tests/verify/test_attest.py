@@ -805,7 +805,9 @@ def test_check_files_reads_no_file_outside_the_run(tmp_path: Path, name: str) ->
     run = tmp_path / "run"
     _write(run, "a.txt", b"a")
     _write(tmp_path, "outside.txt", b"secret")
-    attestation = {"files": {"a.txt": _entry(b"a"), name: _entry(b"secret")}, "databases": {}}
+    _write(run, "z.txt", b"new")  # after the refused name in order: still checked
+    files = {"a.txt": _entry(b"a"), name: _entry(b"secret"), "z.txt": _entry(b"old")}
+    attestation = {"files": files, "databases": {}}
     if name == "link.txt":
         (run / name).symlink_to(tmp_path / "outside.txt")
         detail = (
@@ -814,4 +816,5 @@ def test_check_files_reads_no_file_outside_the_run(tmp_path: Path, name: str) ->
         )
     else:
         detail = f"attestation.json: attested file {name!r} {_ESCAPES}"
-    assert check_files(run, attestation) == [failed(f"file {name}", detail)]
+    changed = failed("file z.txt", "z.txt: sha256 differs from the attestation at bytes 0–2")
+    assert check_files(run, attestation) == [failed(f"file {name}", detail), changed]
