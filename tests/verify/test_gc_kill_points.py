@@ -110,7 +110,12 @@ def _interrupted(template: Path, point: str, where: Path) -> tuple[Path, subproc
     run_root = where / template.name
     shutil.copytree(template, run_root)
     env = {**{k: v for k, v in os.environ.items() if k != ENV_VAR}, ENV_VAR: point}
-    entry = "from oracleproto.cli.main import main; main()"
+    # The child restores Python's SIGINT handler (a backgrounded test runner passes SIGINT ignored,
+    # and a Ctrl-C before the commit would then be ignored instead of stopping the switch).
+    entry = (
+        "import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+        "from oracleproto.cli.main import main; main()"
+    )
     done = subprocess.run(
         [sys.executable, "-c", entry, "cassettes", "gc", str(run_root), "--apply"],
         capture_output=True,
