@@ -13,6 +13,7 @@ from typing import Any
 
 from oracleproto.analysis.writer import normalise
 from oracleproto.errors import OracleprotoError
+from oracleproto.primitives.json_input import load_json
 from oracleproto.refresh.report import (
     AUDIT_SCHEMA,
     JSON_NAME,
@@ -52,9 +53,16 @@ def check_refresh_audit(run_root: Path, analysis_dir: Path, settings: AnalysisSe
         ]
     raw = (folder / JSON_NAME).read_bytes()
     try:
-        audit: Any = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        return [*checks, failed(json_label, f"{json_label}: not valid JSON ({exc})")]
+        audit: Any = load_json(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        return [
+            *checks,
+            failed(
+                json_label,
+                f"{json_label}: not valid JSON ({exc}); the refresh audit is damaged: restore the file "
+                "from a copy of the run",
+            ),
+        ]
     if not isinstance(audit, dict) or audit.get("schema") != AUDIT_SCHEMA:
         return [
             *checks,

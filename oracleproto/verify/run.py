@@ -27,7 +27,7 @@ from oracleproto.verify.profile_check import check_harness_profile
 from oracleproto.verify.refresh_files import check_refresh_audit
 from oracleproto.verify.regen import check_analysis
 from oracleproto.verify.samples import check_sample_entries
-from oracleproto.verify.switch import COMMITTED_DIR, finish_interrupted, pending_switch
+from oracleproto.verify.switch import COMMITTED_DIR, STAGING_DIR, finish_interrupted, pending_switch
 
 Progress = Callable[[str], None]
 
@@ -75,11 +75,21 @@ def _finish_interrupted_switch(run: RunDir) -> Check | None:
     """Finish a maintenance command killed after its commit, so the run is checked under one seal.
 
     Its new files were all written before the commit; only moving them into place was left. When
-    that cannot be done here (a read-only copy), the check says which command completes it.
+    that cannot be done here (a read-only copy), the check says which command completes it. A
+    command killed before its commit left only ``.switch.staging/``: the run's files are as they
+    were, and the check says so (and that the folder is to be removed) when it cannot remove it.
     """
     try:
         finished = finish_interrupted(run)
     except (OSError, OracleprotoError) as exc:
+        if not (run.root / COMMITTED_DIR).exists():
+            return failed(
+                "interrupted maintenance",
+                f"{run.root / STAGING_DIR}: a maintenance command was interrupted before its commit, "
+                "so none of the run's files were changed, but its staging folder is left over and "
+                f"could not be removed here ({exc}); delete that folder (it is not part of the run), "
+                "or verify the run where it is writable, which removes it",
+            )
         try:
             operation = pending_switch(run.root) or "maintenance command"
         except OracleprotoError:  # its plan is damaged (exc says so): a failed check, not a crash

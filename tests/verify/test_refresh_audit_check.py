@@ -28,6 +28,8 @@ REGEN = f"{JSON_LABEL} regeneration"
 #: Settings other than the defaults, so a rebuild that dropped one of them would differ.
 SETTINGS = AnalysisSettings.model_validate({"convention": "reference-v4", "bootstrap_samples": 7, "seed": 11})
 SELECTION = ["model=sim/hasty"]
+#: What the check says to do about an audit JSON that does not parse.
+RESTORE = "the refresh audit is damaged: restore the file from a copy of the run"
 
 
 def small_audit(new: str, old: object = f"{OLD}@g0") -> dict[str, Any]:
@@ -306,7 +308,7 @@ def test_an_audit_json_that_does_not_parse_fails(lone: Path, data: bytes, why: s
     (analysis / "audit" / "zz.txt").write_text("x", encoding="utf-8")
     assert check(lone) == [
         failed(FOLDER, "files a refresh audit never writes: zz.txt"),
-        failed(JSON_LABEL, f"{JSON_LABEL}: not valid JSON ({why})"),
+        failed(JSON_LABEL, f"{JSON_LABEL}: not valid JSON ({why}); {RESTORE}"),
     ]
 
 
@@ -339,12 +341,12 @@ def test_a_folder_in_place_of_an_audit_file_is_a_missing_file(lone: Path, name: 
 
 
 def test_a_json_nested_beyond_the_parser_fails_as_invalid(lone: Path) -> None:
+    # Read through load_json, as every reader of files others wrote: too deep is a decode error.
     publish(lone / "analysis", b"[" * 100_000 + b"]" * 100_000, b"")
     assert check(lone) == [
         failed(
             JSON_LABEL,
-            f"{JSON_LABEL}: not valid JSON (maximum recursion depth exceeded while decoding a JSON array "
-            "from a unicode string)",
+            f"{JSON_LABEL}: not valid JSON (nested too deeply to read: line 1 column 1 (char 0)); {RESTORE}",
         )
     ]
 

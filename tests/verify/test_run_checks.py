@@ -77,6 +77,8 @@ MIDDLE = [
     "config_snapshot agreement",
     "harness profile: built-in, recorded before harness profiles",
 ]
+#: A run of ours from the databases to the end, with the analysis stubbed (``no_regeneration``).
+STUBBED_TAIL = [*ALL_DBS, *MIDDLE, *dataset_checks(DBS), "analysis stub", "audit stub"]
 
 
 def whats(report: VerifyReport) -> list[str]:
@@ -140,14 +142,6 @@ def no_regeneration(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, Path, Pa
 def earlier_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A small earlier-implementation run (six questions), its dataset where its snapshot names it."""
     return write_earlier_run(tmp_path_factory.mktemp("earlier") / "runs", questions=6)
-
-
-@pytest.fixture
-def earlier_copy(earlier_run: Path, tmp_path: Path) -> Path:
-    target = tmp_path / "runs" / earlier_run.name
-    shutil.copytree(earlier_run, target)
-    shutil.copyfile(earlier_run.parent.parent / SOURCE_DB, tmp_path / SOURCE_DB)
-    return target
 
 
 # --- the whole report -----------------------------------------------------------------------------
@@ -255,11 +249,7 @@ def test_a_hand_edited_manifest_layout_is_located(demo_copy: Path, no_regenerati
         "file manifest.json",
         *CASSETTES,
         "cassettes root digest",
-        *ALL_DBS,
-        *MIDDLE,
-        *dataset_checks(DBS),
-        "analysis stub",
-        "audit stub",
+        *STUBBED_TAIL,
     ]
 
 
@@ -291,7 +281,7 @@ def test_a_manifest_of_another_run_id_than_its_folder_is_named(
     assert report.checks[0] == failed(
         "manifest.json", f"manifest.json: run_id {RUN_ID!r} is not the folder name"
     )
-    assert whats(report) == [*HEAD, *ALL_DBS, *MIDDLE, *dataset_checks(DBS), "analysis stub", "audit stub"]
+    assert whats(report) == [*HEAD, *STUBBED_TAIL]
     assert progress == [*PROGRESS, "analysis regeneration"]
 
 
@@ -318,11 +308,7 @@ def test_without_an_attestation_the_files_are_not_checked(
         "attestation.json",
         *CASSETTES,
         "cassettes root digest",
-        *ALL_DBS,
-        *MIDDLE,
-        *dataset_checks(DBS),
-        "analysis stub",
-        "audit stub",
+        *STUBBED_TAIL,
     ]
     assert report.checks[1] == skipped("attestation.json", "absent: per-file digests not checked")
     assert progress == ["manifest", "cassettes", "databases", "dataset hash chain", "analysis regeneration"]
@@ -338,15 +324,7 @@ def test_a_damaged_attestation_is_reported_and_no_file_is_checked_against_it(
         "attestation.json: not valid JSON (Expecting property name enclosed in double quotes: line 1 "
         "column 2 (char 1)); the attestation itself is damaged",
     )
-    assert whats(report)[2:] == [
-        *CASSETTES,
-        "cassettes root digest",
-        *ALL_DBS,
-        *MIDDLE,
-        *dataset_checks(DBS),
-        "analysis stub",
-        "audit stub",
-    ]
+    assert whats(report)[2:] == [*CASSETTES, "cassettes root digest", *STUBBED_TAIL]
     assert progress == [*PROGRESS, "analysis regeneration"]
 
 
@@ -360,6 +338,20 @@ def write_plan(run: Path, operation: str = "cassettes gc") -> None:
     (folder / "plan.json").write_text(json.dumps(plan), encoding="utf-8")
 
 
+def unfinished(run: Path, operation: str, why: str) -> Check:
+    """The failed check of a committed switch that could not be finished (``why``: the error)."""
+    return failed(
+        "interrupted maintenance",
+        f"{run / '.switch'}: an interrupted `{operation}` is committed but not finished, and finishing "
+        f"it failed ({why}); rerun `oracleproto cassettes gc {run} --apply` where the run is writable",
+    )
+
+
+def lock_error(run: Path) -> str:
+    """The error of taking the writer lock when ``.lock`` is a folder (as on a read-only copy)."""
+    return f"[Errno {errno.EISDIR}] Is a directory: '{run / '.lock'}'"
+
+
 def test_an_interrupted_maintenance_command_is_finished_first(
     demo_copy: Path, no_regeneration: list[Any]
 ) -> None:
@@ -369,14 +361,7 @@ def test_an_interrupted_maintenance_command_is_finished_first(
         "interrupted maintenance",
         "finished an interrupted `cassettes gc` first (its new cassettes and seal are now in place)",
     )
-    assert whats(report)[1:] == [
-        *HEAD,
-        *ALL_DBS,
-        *MIDDLE,
-        *dataset_checks(DBS),
-        "analysis stub",
-        "audit stub",
-    ]
+    assert whats(report)[1:] == [*HEAD, *STUBBED_TAIL]
     assert not (demo_copy / ".switch").exists()
     assert report.ok, report.failures
 
@@ -388,30 +373,42 @@ def test_maintenance_that_cannot_be_finished_here_says_where_to_finish_it(
     write_plan(demo_copy)
     (demo_copy / ".lock").mkdir()
     report, progress = verify(demo_copy)
-    assert report.checks[0] == failed(
-        "interrupted maintenance",
-        f"{demo_copy / '.switch'}: an interrupted `cassettes gc` is committed but not finished, and "
-        f"finishing it failed ([Errno {errno.EISDIR}] Is a directory: '{demo_copy / '.lock'}'); rerun "
-        f"`oracleproto cassettes gc {demo_copy} --apply` where the run is writable",
-    )
+    assert report.checks[0] == unfinished(demo_copy, "cassettes gc", lock_error(demo_copy))
     assert (demo_copy / ".switch" / "plan.json").is_file()
     assert whats(report)[1] == "manifest.json"
     assert progress == [*PROGRESS, "analysis regeneration"]
 
 
-def test_a_failure_before_the_commit_names_no_command(
-    demo_copy: Path, monkeypatch: pytest.MonkeyPatch, no_regeneration: list[Any]
+def test_a_leftover_staging_folder_is_said_to_be_uncommitted_and_names_no_command(
+    demo_copy: Path, no_regeneration: list[Any]
 ) -> None:
-    # Only an uncommitted staging folder: no plan names the command.
+    # Only an uncommitted staging folder: nothing was switched, no plan names a command, and the
+    # staging folder (which the writer lock is needed to remove) is what is left to do.
+    (demo_copy / ".switch.staging").mkdir()
+    (demo_copy / ".lock").mkdir()
+    report, progress = verify(demo_copy)
+    assert report.checks[0] == failed(
+        "interrupted maintenance",
+        f"{demo_copy / '.switch.staging'}: a maintenance command was interrupted before its commit, so "
+        "none of the run's files were changed, but its staging folder is left over and could not be "
+        f"removed here ({lock_error(demo_copy)}); delete that folder (it is not part of the run), or "
+        "verify the run where it is writable, which removes it",
+    )
+    assert "committed but not finished" not in report.checks[0].detail
+    assert (demo_copy / ".switch.staging").is_dir()
+    # The run's files are checked as they are.
+    assert whats(report)[1:] == [*HEAD, *STUBBED_TAIL]
+    assert progress == [*PROGRESS, "analysis regeneration"]
+
+
+def test_a_committed_switch_beside_a_staging_folder_is_still_the_committed_one(
+    demo_copy: Path, no_regeneration: list[Any]
+) -> None:
+    write_plan(demo_copy)
     (demo_copy / ".switch.staging").mkdir()
     (demo_copy / ".lock").mkdir()
     report, _ = verify(demo_copy)
-    assert report.checks[0] == failed(
-        "interrupted maintenance",
-        f"{demo_copy / '.switch'}: an interrupted `maintenance command` is committed but not finished, and "
-        f"finishing it failed ([Errno {errno.EISDIR}] Is a directory: '{demo_copy / '.lock'}'); rerun "
-        f"`oracleproto cassettes gc {demo_copy} --apply` where the run is writable",
-    )
+    assert report.checks[0] == unfinished(demo_copy, "cassettes gc", lock_error(demo_copy))
 
 
 def test_a_store_error_while_finishing_is_a_failed_check(
@@ -425,12 +422,7 @@ def test_a_store_error_while_finishing_is_a_failed_check(
 
     monkeypatch.setattr(run_module, "finish_interrupted", refuse)
     report, _ = verify(demo_copy)
-    assert report.checks[0] == failed(
-        "interrupted maintenance",
-        f"{demo_copy / '.switch'}: an interrupted `bundle import` is committed but not finished, and "
-        f"finishing it failed (held by another process); rerun `oracleproto cassettes gc {demo_copy} "
-        "--apply` where the run is writable",
-    )
+    assert report.checks[0] == unfinished(demo_copy, "bundle import", "held by another process")
 
 
 def test_a_damaged_plan_is_a_failed_check_not_an_exception(
@@ -440,13 +432,12 @@ def test_a_damaged_plan_is_a_failed_check_not_an_exception(
     plan = demo_copy / ".switch" / "plan.json"
     plan.write_text("{", encoding="utf-8")
     report, _ = verify(demo_copy)
-    assert report.checks[0] == failed(
-        "interrupted maintenance",
-        f"{demo_copy / '.switch'}: an interrupted `maintenance command` is committed but not finished, and "
-        f"finishing it failed ({plan}: the plan of an interrupted maintenance switch is unreadable "
-        "(Expecting property name enclosed in double quotes: line 1 column 2 (char 1)); it was written "
-        "before its commit, so this is damage: restore the run from a copy); rerun "
-        f"`oracleproto cassettes gc {demo_copy} --apply` where the run is writable",
+    assert report.checks[0] == unfinished(
+        demo_copy,
+        "maintenance command",
+        f"{plan}: the plan of an interrupted maintenance switch is unreadable (Expecting property name "
+        "enclosed in double quotes: line 1 column 2 (char 1)); it was written before its commit, so "
+        "this is damage: restore the run from a copy",
     )
 
 
@@ -461,16 +452,7 @@ def test_a_cassette_folder_leading_out_of_the_run_is_one_failed_check(
     (demo_copy / "cassettes").rename(outside)
     (demo_copy / "cassettes").symlink_to(outside)
     report, _ = verify(demo_copy)
-    assert whats(report) == [
-        "manifest.json",
-        "attestation.json",
-        "cassettes",
-        *ALL_DBS,
-        *MIDDLE,
-        *dataset_checks(DBS),
-        "analysis stub",
-        "audit stub",
-    ]
+    assert whats(report) == ["manifest.json", "attestation.json", "cassettes", *STUBBED_TAIL]
     assert report.checks[2] == failed(
         "cassettes",
         f"{demo_copy / 'manifest.json'}: cassettes.dir {demo_copy / 'cassettes'} leads outside {demo_copy} "
@@ -502,11 +484,7 @@ def test_a_cassette_check_that_raises_is_one_failed_check(
         "attestation.json",
         "files ↔ attestation",
         "cassettes",
-        *ALL_DBS,
-        *MIDDLE,
-        *dataset_checks(DBS),
-        "analysis stub",
-        "audit stub",
+        *STUBBED_TAIL,
     ]
     assert report.checks[3] == failed("cassettes", "cassettes/search.yaml: vanished")
     assert by_what(report, "sample entries root").status == "skip"
@@ -612,7 +590,7 @@ def test_an_extra_dataset_with_the_recorded_hash_is_used(
     shutil.copyfile(demo_db_path(), copy)
     monkeypatch.setattr(run_module, "demo_db_path", lambda: tmp_path / "packaged.db")
     report, _ = verify(demo_run, extra_datasets=(tmp_path / "absent.db", copy))
-    assert whats(report) == [*HEAD, *ALL_DBS, *MIDDLE, *dataset_checks(DBS), "analysis stub", "audit stub"]
+    assert whats(report) == [*HEAD, *STUBBED_TAIL]
     assert report.ok, report.failures
 
 
@@ -620,7 +598,7 @@ def test_a_dataset_passed_explicitly_is_checked_even_when_it_is_not_the_one(
     demo_run: Path, shared_db: Path, no_regeneration: list[Any]
 ) -> None:
     report, _ = verify(demo_run, dataset=shared_db, extra_datasets=(demo_db_path(),))
-    assert whats(report) == [*HEAD, *ALL_DBS, *MIDDLE, *dataset_checks(DBS), "analysis stub", "audit stub"]
+    assert whats(report) == [*HEAD, *STUBBED_TAIL]
     assert by_what(report, "dataset source_db hash").status == "FAIL"
 
 
@@ -634,7 +612,7 @@ def test_an_explicit_dataset_does_not_need_the_packaged_one(
     dataset = demo_db_path()
     monkeypatch.setattr(run_module, "demo_db_path", missing)
     report, _ = verify(demo_run, dataset=dataset)
-    assert whats(report) == [*HEAD, *ALL_DBS, *MIDDLE, *dataset_checks(DBS), "analysis stub", "audit stub"]
+    assert whats(report) == [*HEAD, *STUBBED_TAIL]
     assert report.ok, report.failures
 
 

@@ -36,6 +36,25 @@ ROOT = Path(__file__).resolve().parents[2]
 DEMO_RUN = ROOT / "cassettes" / "demo" / "20260101-000000-de00"
 
 
+#: Credential-shaped values, put together here so that no line of the repository holds one whole
+#: (the shapes are what the plugins look for; the values are made up).
+_AWS_KEY = b"AKIA" + b"Z7QW3RT5YU2IO4PB"
+_AWS_EXAMPLE_KEY = b"AKIA" + b"IOSFODNN7EXAMPLE"  # AWS's documented example
+_AWS_SECRET = b"kT9v2Lq8Zr4Xw1Nb6Yc3" + b"Jm7Ps5Hd0Fg2Ae8Ui4Oq"
+#: AWS's 40-character secret-key shape and Twilio's "AC" + 32 at once.
+_AWS_SECRET_TWILIO_SHAPED = b"AC" + b"q8r3l9v2n7k4w1h5s0f2" + b"g7a8e9u4o3m6XyZ12P"
+_GITHUB_TOKEN = b"ghp_" + b"R7t2Yq9Lm4Xc8Vb1Nz6K" + b"p3Hd5Sw0Fj2Ga7Ue9"
+_GITLAB_TOKEN = b"glpat-" + b"Xq8Rt3Lm9Vz2Nc7Kp4Yw"
+_SLACK_TOKEN = b"xoxb-" + b"2048123456-4096789012-q8Rt3Lm9Vz2Nc7Kp4Yw1Hd5"
+_SLACK_WEBHOOK = (
+    b"https://hooks.slack.com/services/" + b"T01AB2CD3/B04EF5GH6/" + b"q8Rt3Lm9Vz2N" + b"c7Kp4Yw1Hd5S"
+)
+_STRIPE_KEY = b"sk_live_" + b"4eC39HqLyjWDarjtT1zdp7dc"
+_PRIVATE_KEY_BEGIN = b"BEGIN RSA PRIV" + b"ATE KEY"
+_NPM_TOKEN = b"npm_" + b"Xq8Rt3Lm9Vz2Nc7Kp4Yw" + b"1Hd5Sw0Fj2Ga7Ue"
+_CLIENT_SECRET = b"Q3p9-Zt7Lx2Vb8" + b"Nw4Kc6Ym1Rd5Hs0Fg"
+
+
 def _jwt() -> str:
     def part(obj: dict[str, object]) -> str:
         return base64.urlsafe_b64encode(json.dumps(obj).encode()).decode().rstrip("=")
@@ -46,30 +65,22 @@ def _jwt() -> str:
 
 #: (what a stranger's text may hold, the value that must be found, the kind named).
 PLANTED = [
-    ("aws_access_key_id = AKIAZ7QW3RT5YU2IO4PB", "AKIAZ7QW3RT5YU2IO4PB", "AWS Access Key"),
+    (f"aws_access_key_id = {_AWS_KEY.decode()}", _AWS_KEY.decode(), "AWS Access Key"),
+    (f'aws_secret_access_key: "{_AWS_SECRET.decode()}"', _AWS_SECRET.decode(), "AWS Access Key"),
+    (f"token {_GITHUB_TOKEN.decode()}", _GITHUB_TOKEN.decode(), "GitHub Token"),
+    (_GITLAB_TOKEN.decode(), _GITLAB_TOKEN.decode(), "GitLab Token"),
+    (f"SLACK_BOT={_SLACK_TOKEN.decode()}", "xoxb-" + "2048123456", "Slack Token"),
+    (_SLACK_WEBHOOK.decode(), "https://hooks.slack.com/services/" + "T01AB2CD3", "Slack Token"),
+    (f"stripe: {_STRIPE_KEY.decode()}", _STRIPE_KEY.decode(), "Stripe Access Key"),
     (
-        'aws_secret_access_key: "kT9v2Lq8Zr4Xw1Nb6Yc3Jm7Ps5Hd0Fg2Ae8Ui4Oq"',
-        "kT9v2Lq8Zr4Xw1Nb6Yc3Jm7Ps5Hd0Fg2Ae8Ui4Oq",
-        "AWS Access Key",
+        f"-----{_PRIVATE_KEY_BEGIN.decode()}-----\nMIIEpAIBAAKCAQEA7",
+        _PRIVATE_KEY_BEGIN.decode(),
+        "Private Key",
     ),
-    (
-        "token ghp_R7t2Yq9Lm4Xc8Vb1Nz6Kp3Hd5Sw0Fj2Ga7Ue9",
-        "ghp_R7t2Yq9Lm4Xc8Vb1Nz6Kp3Hd5Sw0Fj2Ga7Ue9",
-        "GitHub Token",
-    ),
-    ("glpat-Xq8Rt3Lm9Vz2Nc7Kp4Yw", "glpat-Xq8Rt3Lm9Vz2Nc7Kp4Yw", "GitLab Token"),
-    ("SLACK_BOT=xoxb-2048123456-4096789012-q8Rt3Lm9Vz2Nc7Kp4Yw1Hd5", "xoxb-2048123456", "Slack Token"),
-    (
-        "https://hooks.slack.com/services/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",
-        "https://hooks.slack.com/services/T01AB2CD3",
-        "Slack Token",
-    ),
-    ("stripe: sk_live_4eC39HqLyjWDarjtT1zdp7dc", "sk_live_4eC39HqLyjWDarjtT1zdp7dc", "Stripe Access Key"),
-    ("-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7", "BEGIN RSA PRIVATE KEY", "Private Key"),
     (f"Authorization was {_jwt()} in the page", _jwt(), "JSON Web Token"),
     (
-        '"client_secret": "Q3p9-Zt7Lx2Vb8Nw4Kc6Ym1Rd5Hs0Fg"',
-        "Q3p9-Zt7Lx2Vb8Nw4Kc6Ym1Rd5Hs0Fg",
+        f'"client_secret": "{_CLIENT_SECRET.decode()}"',
+        _CLIENT_SECRET.decode(),
         "high-entropy value of a credential-named key",
     ),
 ]
@@ -93,15 +104,16 @@ def test_a_planted_credential_is_found_at_its_offset_by_kind(text: str, value: s
         '"token_hash": "0a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9"',  # a digest
         '"session_id": "3f2b8c1e-9a4d-4e6f-b2c8-7d1e5a9f3c2b"',  # a UUID
         '"access_token": "123e4567-e89b-12d3-a456-426614174000"',
-        "aws_access_key_id = AKIAIOSFODNN7EXAMPLE",  # AWS's documented example
+        f"aws_access_key_id = {_AWS_EXAMPLE_KEY.decode()}",  # AWS's documented example
         '"password": "hunter2"',  # short: a word, not a credential
         '"completion_tokens": 1234567890123456789012',
         '"api_key_fingerprint": "sk-o…a1b2c3d4e5f6"',  # our redacted form
         "the password_policy_description_text is long",
         "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789ABCD",  # sequential
         '"secret": "${AWS_SECRET_ACCESS_KEY}"',  # a template
-        "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEeyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig",
-        "inside a word: AAC1234567890abcdef1234567890abcdef",  # Twilio's shape, not at a boundary
+        # A JWT's shape inside a base64 run.
+        "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAE" + "eyJhbGciOiJIUzI1NiJ9." + "eyJzdWIiOiIxIn0.sig",
+        "inside a word: AAC1234567890abcdef" + "1234567890abcdef",  # Twilio's shape, not at a boundary
     ],
 )
 def test_digests_ids_examples_and_words_are_not_credentials(text: str) -> None:
@@ -119,7 +131,7 @@ def test_export_refuses_a_bundle_with_someone_elses_cloud_key(tmp_path: Path) ->
     search = run / "cassettes" / "search.yaml"
     data = search.read_bytes()
     at = data.index(b'"results": [{"title": "') + len(b'"results": [{"title": "')
-    search.write_bytes(data[:at] + b"keys AKIAZ7QW3RT5YU2IO4PB and " + data[at:])  # in a result's title
+    search.write_bytes(data[:at] + b"keys " + _AWS_KEY + b" and " + data[at:])  # in a result's title
     result = CliRunner().invoke(cli, ["bundle", "export", str(run), str(tmp_path / "b.tar.gz")])
     assert result.exit_code == 2, result.output
     offset = at + len(b"keys ")
@@ -127,7 +139,7 @@ def test_export_refuses_a_bundle_with_someone_elses_cloud_key(tmp_path: Path) ->
         f"run/{DEMO_RUN.name}/cassettes/search.yaml: byte offset {offset}: AWS Access Key (detect-secrets)"
         in (result.output)
     )
-    assert "AKIAZ7QW3RT5YU2IO4PB" not in result.output
+    assert _AWS_KEY.decode() not in result.output
     assert not (tmp_path / "b.tar.gz").exists()
 
 
@@ -139,7 +151,7 @@ def test_the_detector_opens_no_socket_at_import_or_scan(tmp_path: Path) -> None:
         "socket.socket.connect = refuse\nsocket.socket.connect_ex = refuse\nsocket.getaddrinfo = refuse\n"
         "socket.create_connection = refuse\n"
         "from oracleproto.verify.secret_plugins import find_credentials\n"
-        "data = b'aws_access_key_id = AKIAZ7QW3RT5YU2IO4PB ghp_R7t2Yq9Lm4Xc8Vb1Nz6Kp3Hd5Sw0Fj2Ga7Ue9'\n"
+        f"data = {b'aws_access_key_id = ' + _AWS_KEY + b' ' + _GITHUB_TOKEN!r}\n"
         "print(len(find_credentials(data)))\n"
     )
     env = {k: v for k, v in os.environ.items() if not k.endswith("_PROXY") and not k.endswith("_proxy")}
@@ -152,13 +164,6 @@ def test_the_detector_opens_no_socket_at_import_or_scan(tmp_path: Path) -> None:
 
 AWS = "AWS Access Key (detect-secrets)"
 GENERIC = "high-entropy value of a credential-named key"
-
-
-#: Credential-shaped values for the exact tests below, put together here so that no line of the
-#: repository holds one whole (the shapes are what the plugins look for; the values are made up).
-_AWS_KEY = b"AKIA" + b"Z7QW3RT5YU2IO4PB"
-_SLACK_TOKEN = b"xoxb-" + b"2048123456-4096789012-q8Rt3Lm9Vz2Nc7Kp4Yw1Hd5"
-_GITHUB_TOKEN = b"ghp_" + b"R7t2Yq9Lm4Xc8Vb1Nz6Kp3Hd5Sw0Fj2Ga7Ue9"
 
 
 def test_a_key_is_found_at_offset_0_and_at_1_only_after_a_non_word_byte() -> None:
@@ -200,7 +205,7 @@ def test_a_slack_token_is_judged_within_its_window_not_by_text_beyond_it() -> No
 def test_an_npm_token_is_found_where_its_authtoken_literal_is() -> None:
     # "//registry.npmjs.org/:_authToken=" is 33 bytes: the token (the regex's group) starts at 33.
     # The generic rule also sees "Token=" there; the provider's kind wins at that offset.
-    data = b"//registry.npmjs.org/:_authToken=npm_Xq8Rt3Lm9Vz2Nc7Kp4Yw1Hd5Sw0Fj2Ga7Ue"
+    data = b"//registry.npmjs.org/:_authToken=" + _NPM_TOKEN
     assert find_credentials(data) == [Finding(33, "NPM tokens (detect-secrets)")]
 
 
@@ -247,7 +252,7 @@ def test_a_generic_value_of_entropy_exactly_the_minimum_is_found() -> None:
 def test_a_value_a_provider_names_gets_no_second_generic_finding() -> None:
     # "aws_secret_access_key" (21) + ': "' (3): AWS's secret-key regex and the generic rule
     # ("secret", "access") both see the value at 24; only AWS's kind is reported.
-    data = b'aws_secret_access_key: "kT9v2Lq8Zr4Xw1Nb6Yc3Jm7Ps5Hd0Fg2Ae8Ui4Oq"'
+    data = b'aws_secret_access_key: "' + _AWS_SECRET + b'"'
     assert find_credentials(data) == [Finding(24, AWS)]
 
 
@@ -263,7 +268,7 @@ def test_findings_are_sorted_by_offset_then_kind_two_kinds_at_one_offset() -> No
     # A GitHub token at 0 ("ghp_" and 37 characters, then a space: 42 bytes), then
     # 'aws_secret_key = "' (18 bytes): the value at 60 is both AWS's 40-character secret key and
     # Twilio's "AC" + 32 shape.
-    data = _GITHUB_TOKEN + b' aws_secret_key = "ACq8r3l9v2n7k4w1h5s0f2g7a8e9u4o3m6XyZ12P"'
+    data = _GITHUB_TOKEN + b' aws_secret_key = "' + _AWS_SECRET_TWILIO_SHAPED + b'"'
     assert find_credentials(data) == [
         Finding(0, "GitHub Token (detect-secrets)"),
         Finding(60, AWS),
