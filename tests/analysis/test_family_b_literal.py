@@ -127,6 +127,19 @@ def test_the_fallback_share_counts_questions() -> None:
     assert fb.family_b(t, b, convention=R)["fallback_question_share"] == 0.5
 
 
+def test_the_paper_fallback_share_counts_questions_with_any_fallback() -> None:
+    t = table(
+        [("yes_no", 2, "A"), ("yes_no", 2, "A")],
+        [["A", "A"], ["A", "B"]],
+        width=2,
+        belief_final=[[{"A": 0.9, "B": 0.1}, {"A": 0.8, "B": 0.2}], [{"A": 0.6, "B": 0.4}, None]],
+    )
+    b = fb.beliefs(t, R, protocol_on=False)
+    # paper counts a question when any of its vectors is a fallback: q1 (its second trial), not q0.
+    assert b.fallback.tolist() == [[False, False], [False, True]]
+    assert fb.family_b(t, b, convention=P)["fallback_question_share"] == 0.5
+
+
 def test_crowd_and_uniform_gammas() -> None:
     t = table([("mc_single", 4, "B"), ("yes_no", 2, "A")], [["B"], ["A"]], width=4)
     # Uniform predictor, k = 4, gold B: (3 · (1/4)² + (3/4)²) / 4 = (3/16 + 9/16) / 4 = 0.1875;
