@@ -89,16 +89,13 @@ def simulator_process(*, fail_429: float, fail_5xx: float = FAIL_5XX) -> Iterato
             child.stdout.close()
 
 
-def _settings(
-    sim: ServedSimulator,
-    runs_root: Path,
-    caps: dict[str, int] | None,
-    models: int = MODELS,
-    samples: int = SAMPLES,
-) -> Settings:
+def _settings(sim: ServedSimulator, runs_root: Path, caps: dict[str, int] | None, run: LiveRun) -> Settings:
     # backoff_scale 1: the harness's real backoff schedule (``sim run`` scales it down for tests).
-    spec = SimRunSpec(models=models, samples=samples, runs_root=runs_root, backoff_scale=1.0)
+    spec = SimRunSpec(models=run.models, samples=run.samples, runs_root=runs_root, backoff_scale=1.0)
     base = simulated_settings(sim, spec)
+    if run.question_limit is not None:
+        limited = base.run.model_copy(update={"question_limit": run.question_limit})
+        base = base.model_copy(update={"run": limited})
     if caps is None:
         return base
     return base.model_copy(
@@ -142,6 +139,8 @@ class LiveRun:
     source_db: Path = SHARED_DB
     models: int = MODELS
     samples: int = SAMPLES
+    #: Only the first N admitted questions (None: all; the row runs all of them).
+    question_limit: int | None = None
 
 
 def efficiency(
@@ -152,7 +151,7 @@ def efficiency(
         tempfile.TemporaryDirectory() as tmp,
         simulator_process(fail_429=run.fail_429, fail_5xx=run.fail_5xx) as sim,
     ):
-        settings = _settings(sim, Path(tmp), caps, run.models, run.samples)
+        settings = _settings(sim, Path(tmp), caps, run)
         options = RunOptions(settings=settings, source_db=run.source_db, runs_root=Path(tmp), progress=False)
         started = time.perf_counter()
         summary = asyncio.run(execute_run(options, clock=SystemClock(), rand=random.Random(0)))

@@ -30,6 +30,9 @@ from oracleproto.analysis.writer import write_analysis
 from oracleproto.cli.main import cli
 from oracleproto.cli.report import report
 
+#: These tests look inside the drawing (captured figures, spied error bars): no per-worker memo.
+pytestmark = pytest.mark.plots_drawn
+
 
 @pytest.fixture
 def result(main_run: Path) -> AnalysisResult:
