@@ -29,6 +29,7 @@ from oracleproto.providers.endpoint import endpoint_url, message_secrets
 from oracleproto.providers.llm import scrub_secret
 from oracleproto.settings.model import Settings
 from oracleproto.transport.live_body import read_live_async
+from oracleproto.transport.tls import live_async_transport
 
 #: Statuses that mean "this endpoint offers no model list": nothing to check against.
 NO_LISTING = frozenset({404, 405, 501})
@@ -199,7 +200,7 @@ async def check_models(settings: Settings, transport: httpx.AsyncBaseTransport |
     if not endpoints:
         return ModelCheck()
     owned = transport is None
-    inner = transport if transport is not None else httpx.AsyncHTTPTransport()
+    inner = transport if transport is not None else live_async_transport()
     try:
         return ModelCheck(tuple([await check_endpoint(e, inner) for e in endpoints]))
     finally:

@@ -66,6 +66,7 @@ from oracleproto.transport.scrub import (
 from oracleproto.transport.session_counts import OccurrenceCounter, TrafficTally
 from oracleproto.transport.shared_keys import SharedKeyMemo
 from oracleproto.transport.store_open import carried_keys, open_store
+from oracleproto.transport.tls import live_async_transport, live_sync_transport
 from oracleproto.transport.traffic import SessionTraffic
 
 Mode = Literal["replay", "record", "refresh"]
@@ -424,7 +425,7 @@ class RecordReplay:
     async def _live_async(self, prep: PreparedRequest, request: httpx.Request) -> httpx.Response:
         inner = self._inner
         if inner is None:
-            inner = self._inner = self._owned_async = httpx.AsyncHTTPTransport()
+            inner = self._inner = self._owned_async = live_async_transport()
         slots = self._slots.get(prep.channel)
         if slots is None:
             return await self._gated(inner, prep, request)
@@ -488,7 +489,7 @@ class RecordReplay:
         if entry is not None:
             return self._serve(prep, entry, request)
         if self._inner_sync is None:
-            self._inner_sync = self._owned_sync = httpx.HTTPTransport()
+            self._inner_sync = self._owned_sync = live_sync_transport()
         started = self.clock.monotonic()
         try:
             response, body = read_live_sync(self._inner_sync, request)

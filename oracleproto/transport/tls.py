@@ -1,0 +1,39 @@
+"""One TLS context per process for the live transports, built the way httpx builds its default.
+
+``httpx.AsyncHTTPTransport()`` builds a new ``ssl.SSLContext`` each time, loading the whole CA
+bundle (about 30 ms of CPU); a run opens a transport per recorder, a panel or a test session many.
+A context holds settings and trust roots, not connections, and is safe to share between
+transports and threads, so each process builds one per CA location and reuses it. The location
+follows httpx's own rule (``SSL_CERT_FILE``, else ``SSL_CERT_DIR``, else certifi's bundle), read
+when a transport is made, so a changed variable gets a context of its own.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import ssl
+
+import httpx
+
+
+def shared_ssl_context() -> ssl.SSLContext:
+    """The verifying TLS context httpx would build now, shared by every transport of this process."""
+    return _context_for(os.environ.get("SSL_CERT_FILE") or None, os.environ.get("SSL_CERT_DIR") or None)
+
+
+@functools.cache
+def _context_for(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
+    # httpx reads the same two variables (cert_file first); the arguments only key the cache.
+    del cert_file, cert_dir
+    return httpx.create_ssl_context()
+
+
+def live_async_transport() -> httpx.AsyncHTTPTransport:
+    """An async transport to the network, with the shared TLS context."""
+    return httpx.AsyncHTTPTransport(verify=shared_ssl_context())
+
+
+def live_sync_transport() -> httpx.HTTPTransport:
+    """A sync transport to the network, with the shared TLS context."""
+    return httpx.HTTPTransport(verify=shared_ssl_context())
