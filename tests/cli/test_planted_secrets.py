@@ -26,14 +26,14 @@ from oracleproto.sim.server import SimConfig, Simulator
 RUN_ID = "20260103-040506-5ec7"
 FRAGMENT = 12
 
-LLM_KEY = "sk-or-v1-planted-fake-llm-key-0a1b2c-3d4e5f-6a7b8c"
+LLM_KEY = "sk-or-v1-" + "planted-fake-llm-key-0a1b2c-3d4e5f-6a7b8c"
 TAVILY_KEYS = ("tvly-planted-fake-pool-one-0a1b2c-3d4e5f", "tvly-planted-fake-pool-two-9z8y7x-6w5v4u")
 DETECTOR_KEY = "sk-planted-fake-detector-key-7d6c5b-4a3f2e"
 LLM_QUERY_KEY = "PLANTEDllmQUERYkey4f3e2d1c0b9a"
 DETECTOR_PASSWORD = "PLANTEDdetPASSWORD8e7d6c5b4a3f"
 DETECTOR_QUERY_TOKEN = "PLANTEDdetQUERYtoken1a2b3c4d5e"
 LLM_URL_PASSWORD = "PLANTEDllmURLpassword5e6f7a8b9c"
-REVOKED_KEY = "sk-or-v1-planted-fake-revoked-key-9f8e7d-6c5b4a"
+REVOKED_KEY = "sk-or-v1-" + "planted-fake-revoked-key-9f8e7d-6c5b4a"
 
 
 @dataclass

@@ -14,7 +14,7 @@ from oracleproto.primitives.redact import (
     url_credentials,
 )
 
-KEY = "sk-or-v1-0123456789abcdefghijklmnopqrstuv"
+KEY = "sk-or-v1-" + "0123456789" + "abcdefghijklmnopqrstuv"  # made up; put together from parts
 
 
 @pytest.mark.parametrize(
@@ -85,7 +85,7 @@ def test_is_credential_param() -> None:
     "echo",
     [
         KEY,  # whole
-        KEY[:24],  # prefix (OpenAI-style "Incorrect API key provided: sk-or-v1-0123456789a****")
+        KEY[:24],  # prefix (OpenAI-style "Incorrect API key provided: <the first 24 letters>****")
         KEY[-16:],  # suffix
         KEY[9:21],  # exactly 12 characters from the middle
     ],
