@@ -34,7 +34,10 @@ def burn(ms: float) -> None:
 def patched_copy(dest: Path, patches: Sequence[Patch]) -> Path:
     """``oracleproto/`` copied under ``dest`` with ``patches`` applied; returns ``dest``."""
     source = sizes.REPO / "oracleproto"
-    shutil.copytree(source, dest / "oracleproto", ignore=shutil.ignore_patterns("__pycache__"))
+    # The bytecode caches come along (copytree keeps each file's mtime, which the caches are checked
+    # against): the children skip compiling the package again, and a patched file, written now,
+    # no longer matches its cache and is compiled from its new text.
+    shutil.copytree(source, dest / "oracleproto")
     for rel, anchor, replacement in patches:
         path = dest / "oracleproto" / rel
         text = path.read_text(encoding="utf-8")
