@@ -411,6 +411,16 @@ def test_a_committed_switch_beside_a_staging_folder_is_still_the_committed_one(
     assert report.checks[0] == unfinished(demo_copy, "cassettes gc", lock_error(demo_copy))
 
 
+def test_a_commit_folder_without_its_plan_names_no_command(
+    demo_copy: Path, no_regeneration: list[Any]
+) -> None:
+    # `.switch/` without plan.json: committed, but no plan says which command; the lock cannot be taken.
+    (demo_copy / ".switch").mkdir()
+    (demo_copy / ".lock").mkdir()
+    report, _ = verify(demo_copy)
+    assert report.checks[0] == unfinished(demo_copy, "maintenance command", lock_error(demo_copy))
+
+
 def test_a_store_error_while_finishing_is_a_failed_check(
     demo_copy: Path, monkeypatch: pytest.MonkeyPatch, no_regeneration: list[Any]
 ) -> None:
