@@ -16,6 +16,8 @@ import ssl
 
 import httpx
 
+from oracleproto.errors import ConfigError
+
 
 def shared_ssl_context() -> ssl.SSLContext:
     """The verifying TLS context httpx would build now, shared by every transport of this process."""
@@ -24,9 +26,19 @@ def shared_ssl_context() -> ssl.SSLContext:
 
 @functools.cache
 def _context_for(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
-    # httpx reads the same two variables (cert_file first); the arguments only key the cache.
-    del cert_file, cert_dir
-    return httpx.create_ssl_context()
+    # httpx reads the same two variables (cert_file first); the arguments key the cache and name
+    # the variable in the error (httpx's own says only "no such file").
+    try:
+        return httpx.create_ssl_context()
+    except (OSError, ssl.SSLError) as exc:
+        # Only a file is read here (OpenSSL reads an SSL_CERT_DIR folder per handshake): this one or
+        # certifi's bundle.
+        if cert_file is None:
+            raise ConfigError(f"certifi's CA bundle cannot be loaded ({exc}); reinstall certifi") from exc
+        raise ConfigError(
+            f"SSL_CERT_FILE={cert_file}: the CA certificates there cannot be loaded ({exc}); point it "
+            "at a PEM file of CA certificates, or unset it to use certifi's bundle"
+        ) from exc
 
 
 def live_async_transport() -> httpx.AsyncHTTPTransport:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import ssl
 import threading
 from collections.abc import Iterator
@@ -12,6 +13,7 @@ import httpx
 import pytest
 import trustme
 
+from oracleproto.errors import ConfigError
 from oracleproto.transport import tls
 
 
@@ -85,3 +87,18 @@ def test_ssl_cert_file_is_honoured_with_a_context_of_its_own(
     # The async transport (what a run's recorder opens) takes the same context.
     pool_context = tls.live_async_transport()._pool._ssl_context
     assert pool_context is tls.shared_ssl_context()
+
+
+@pytest.mark.parametrize("content", [None, b"not a certificate\n"], ids=["missing", "not-pem"])
+def test_a_ca_file_that_cannot_be_loaded_is_named(
+    content: bytes | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bundle = tmp_path / "ca.pem"
+    if content is not None:
+        bundle.write_bytes(content)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    monkeypatch.setenv("SSL_CERT_FILE", str(bundle))
+    with pytest.raises(
+        ConfigError, match=rf"^SSL_CERT_FILE={re.escape(str(bundle))}: the CA certificates there"
+    ):
+        tls.live_async_transport()

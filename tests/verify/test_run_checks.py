@@ -79,6 +79,16 @@ MIDDLE = [
 ]
 #: A run of ours from the databases to the end, with the analysis stubbed (``no_regeneration``).
 STUBBED_TAIL = [*ALL_DBS, *MIDDLE, *dataset_checks(DBS), "analysis stub", "audit stub"]
+#: An earlier-implementation run from the manifest to its snapshots' agreement.
+EARLIER_HEAD = [
+    "manifest.json",
+    "attestation.json",
+    "cassettes",
+    "sample entries root",
+    *(what for name in EARLIER_DBS for what in db_checks(name)),
+    "earlier-implementation layout",
+    "config_snapshot agreement",
+]
 
 
 def whats(report: VerifyReport) -> list[str]:
@@ -170,13 +180,7 @@ def test_a_sound_run_reports_every_check_in_order(demo_run: Path) -> None:
 def test_an_earlier_run_reports_every_check_in_order(earlier_copy: Path) -> None:
     report, progress = verify(earlier_copy)
     assert whats(report) == [
-        "manifest.json",
-        "attestation.json",
-        "cassettes",
-        "sample entries root",
-        *(what for name in EARLIER_DBS for what in db_checks(name)),
-        "earlier-implementation layout",
-        "config_snapshot agreement",
+        *EARLIER_HEAD,
         "dataset",
         *dataset_checks(EARLIER_DBS),
         *analysis_files(earlier_copy),
@@ -630,15 +634,8 @@ def test_an_earlier_run_given_its_dataset_is_not_looked_up(
     earlier_copy: Path, no_regeneration: list[Any]
 ) -> None:
     report, _ = verify(earlier_copy, dataset=earlier_copy.parent.parent / "forecast_eval_set.db")
-    earlier_dbs = [what for name in EARLIER_DBS for what in db_checks(name)]
     assert whats(report) == [
-        "manifest.json",
-        "attestation.json",
-        "cassettes",
-        "sample entries root",
-        *earlier_dbs,
-        "earlier-implementation layout",
-        "config_snapshot agreement",
+        *EARLIER_HEAD,
         *dataset_checks(EARLIER_DBS),
         "analysis stub",
     ]
