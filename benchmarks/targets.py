@@ -155,7 +155,7 @@ def _sizes(rows: list[Row], growth: list[str], tmp: Path) -> None:
 
 
 def _loader(rows: list[Row]) -> None:
-    from benchmarks.transport import loader_cpu
+    from benchmarks.loader import loader_cpu
 
     safe, plain, mb = loader_cpu()
     rows.append(

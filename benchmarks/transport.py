@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 import json
 import os
 import socket
@@ -12,12 +11,12 @@ import statistics
 import tempfile
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import httpx
 import yaml
 
+from benchmarks.loader import child_cpu
 from benchmarks.targets import LOADER_TARGET
 from oracleproto.context import CallContext, call_context
 from oracleproto.primitives.clock import SystemClock
@@ -26,7 +25,6 @@ from oracleproto.transport.entry import Entry
 from oracleproto.transport.fileio import dump_entries
 from oracleproto.transport.keys import canonical_request, entry_key
 from oracleproto.transport.recorder import RecordReplay
-from oracleproto.transport.safe_yaml import load_untrusted
 from oracleproto.transport.store import rebuild_index
 
 N_REQUESTS = 300
@@ -102,7 +100,7 @@ async def _overhead(root: Path) -> None:
     print(f"replay: median {p:.3f} ms/request; ratio {p / b:.2f}x of plain httpx")
 
 
-def _synthetic_store(root: Path, n: int = N_ENTRIES) -> list[tuple[dict[str, object], str]]:
+def synthetic_store(root: Path, n: int = N_ENTRIES) -> list[tuple[dict[str, object], str]]:
     requests = []
     entries = []
     for i in range(n):
@@ -138,62 +136,24 @@ def _synthetic_store(root: Path, n: int = N_ENTRIES) -> list[tuple[dict[str, obj
     return requests
 
 
-def _untrusted_loader(data: bytes) -> None:
+def _untrusted_loader(path: Path) -> None:
     """The cassette loader (no anchors/aliases, depth and entry caps) against plain libyaml CSafeLoader."""
-    s, p = _best_of_three(data)
+    s, p = child_cpu(path)
     print(
         f"cassette loader (untrusted input) {s:.2f} s CPU vs plain CSafeLoader {p:.2f} s CPU "
-        f"for {len(data) / 1e6:.1f} MB: ratio {s / p:.2f}x (target <= {LOADER_TARGET}x)"
+        f"for {path.stat().st_size / 1e6:.1f} MB: ratio {s / p:.2f}x (target <= {LOADER_TARGET}x)"
     )
-
-
-def loader_cpu(entries: int = 4_000) -> tuple[float, float, float]:
-    """CPU seconds of the cassette loader and of libyaml's ``CSafeLoader`` on one synthetic search
-    store of ``entries`` entries (best of three, alternated), and its size in MB.
-
-    Each parse is timed on this thread's clock with the cyclic collector paused: a long-lived
-    process (a test worker) holds a large heap, and a full collection that one parse happens to
-    trigger, or another thread's work, would be charged to whichever loader was running.
-    """
-    with tempfile.TemporaryDirectory() as tmp:
-        _synthetic_store(Path(tmp), entries)
-        data = (Path(tmp) / "search.yaml").read_bytes()
-    safe, plain = _best_of_three(data)
-    return safe, plain, len(data) / 1e6
-
-
-def _best_of_three(data: bytes) -> tuple[float, float]:
-    """Least CPU seconds of the cassette loader and of plain libyaml over three alternated parses."""
-    plain_loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    plain: list[float] = []
-    safe: list[float] = []
-    for _ in range(3):  # alternated, best of three: the machine is shared
-        plain.append(_parse_cpu(lambda: yaml.load(data, Loader=plain_loader)))
-        safe.append(_parse_cpu(lambda: load_untrusted(data)))
-    return min(safe), min(plain)
-
-
-def _parse_cpu(parse: Callable[[], object]) -> float:
-    """This thread's CPU seconds for one ``parse()``, the cyclic collector paused (and run before)."""
-    gc.collect()
-    gc.disable()
-    try:
-        start = time.thread_time()
-        parse()
-        return time.thread_time() - start
-    finally:
-        gc.enable()
 
 
 async def _scale(root: Path) -> None:
     cdir = root / "scale"
-    requests = _synthetic_store(cdir)
+    requests = synthetic_store(cdir)
     data = (cdir / "search.yaml").read_bytes()
     print(f"cassette bytes per entry: {len(data) / N_ENTRIES:.0f}")
     start = time.perf_counter()
     yaml.load(data, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     parse_s = time.perf_counter() - start
-    _untrusted_loader(data)
+    _untrusted_loader(cdir / "search.yaml")
 
     start = time.perf_counter()
     rr = RecordReplay(cdir, clock=SystemClock(), mode="replay")

@@ -4,7 +4,8 @@ Each test measures a row on a small recording twice — the clean package and a 
 regression the row's docs name (docs/design/performance.md, "The target table") — and shows that the row's
 value moves by about the injected cost and that the row then fails. The replay and verify rows run
 the tool and its floor as child processes, exactly as ``make bench`` does (``benchmarks.inject``
-points them at the copy); the record and loader rows run in this process and are patched here.
+points them at the copy), and so does the loader row's measurement; the record row runs in this
+process and is patched here.
 """
 
 from __future__ import annotations
@@ -15,8 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import inject, live, record_overhead, sizes, targets
-from benchmarks import transport as transport_bench
+from benchmarks import inject, live, loader, record_overhead, sizes, targets
 from oracleproto.dataset.demo import demo_db_path
 
 pytestmark = pytest.mark.slow
@@ -48,6 +48,12 @@ _BALLAST = (
     "    if not hasattr(_sys, '_ballast'):\n"
     "        _sys._ballast = b'x' * (300 << 20)\n"
     "    seen: dict[str, int] = {}\n",
+)
+#: The cassette loader gives way to libyaml's composer (its node graph), as before the event loader.
+_COMPOSER = (
+    "transport/safe_yaml.py",
+    "        return loader.load_document(max_entry_chars, on_item)\n",
+    "        return yaml.load(data, Loader=yaml.CSafeLoader)\n",
 )
 #: verify re-parses every cassette file forty times.
 _VERIFY_AGAIN = (
@@ -163,16 +169,11 @@ def test_memory_row_fails_when_the_replay_holds_a_copy(small_run: Path, copies: 
     assert bad.value > clean.value + 5 and not bad.ok
 
 
-def test_loader_row_fails_with_the_composer_back(monkeypatch: pytest.MonkeyPatch) -> None:
-    import yaml
-
-    def composed(data: bytes) -> object:  # libyaml's node graph, as before the event loader
-        return yaml.load(data, Loader=yaml.CSafeLoader)
-
-    safe, plain, _ = transport_bench.loader_cpu(1_000)
+def test_loader_row_fails_with_the_composer_back(copies: Path) -> None:
+    safe, plain, _ = loader.loader_cpu(1_000)
     clean = targets.Row("loader", "", "", safe / plain, targets.LOADER_TARGET)
-    monkeypatch.setattr(transport_bench, "load_untrusted", composed)
-    safe, plain, _ = transport_bench.loader_cpu(1_000)
+    with inject.children_use(inject.patched_copy(copies / "composer", [_COMPOSER])):
+        safe, plain, _ = loader.loader_cpu(1_000)
     bad = targets.Row("loader", "", "", safe / plain, targets.LOADER_TARGET)
     assert bad.value > clean.value + 0.3 and not bad.ok
 
