@@ -21,9 +21,10 @@ test: install
 	$(BIN)/python -m pytest -n auto --dist worksteal
 
 # The same in a random order (pytest-randomly, off by default in pyproject.toml); the seed is
-# printed, and `SEED=<n> make test-shuffled` repeats an order.
+# printed, and `SEED=<n> make test-shuffled` repeats an order. The seed is drawn here, so it is in
+# the command line make prints (pytest-randomly's own header line is hidden by addopts' -q).
 test-shuffled: install
-	$(BIN)/python -m pytest -n auto --dist worksteal -p randomly $(if $(SEED),--randomly-seed=$(SEED))
+	$(BIN)/python -m pytest -n auto --dist worksteal -p randomly --randomly-seed=$(or $(SEED),$(shell $(BIN)/python -c 'import random; print(random.randrange(1 << 32))'))
 
 lint: install
 	$(BIN)/ruff check --no-cache oracleproto tests benchmarks
