@@ -2,11 +2,10 @@
 
 Both parsers read the same synthetic search store in a fresh process of their own (as a replay
 parses its cassettes), alternated three times, the least CPU of each kept, with the cyclic garbage
-collector on as in every real parse: the composer's node graph is what makes libyaml collect, a
-cost of the composer itself. Measured inside a long-lived process instead (a test worker), the
-collections of that process's large heap, charged to whichever parser happened to run, made the
-ratio wander between 0.26 and 0.83 on the same code; with the collector paused to avoid that, the
-composer's own collections went uncounted and the ratio rose to about 0.56.
+collector on as in every real parse: the composer's node graph is what makes Python collect, a
+cost of the composer itself. Not inside the calling process: a long-lived one (a test worker)
+collects its own large heap during whichever parse runs, and pausing the collector to avoid that
+would leave the composer's collections uncounted.
 
 The child runs where ``benchmarks.sizes.CHILD`` says, so ``benchmarks.inject`` can point it at a
 patched copy of the package (the row's injected regression: the composer back).
@@ -29,7 +28,7 @@ from benchmarks import sizes
 def loader_cpu(entries: int = 4_000) -> tuple[float, float, float]:
     """CPU seconds of the cassette loader and of ``CSafeLoader`` on a synthetic search store of
     ``entries`` entries (least of three alternated parses each, in a child process), and its MB."""
-    from benchmarks.transport import synthetic_store
+    from benchmarks.transport import synthetic_store  # here: benchmarks.transport imports this module
 
     with tempfile.TemporaryDirectory() as tmp:
         synthetic_store(Path(tmp), entries)

@@ -42,10 +42,9 @@ COMPACT_EVERY_S = 600.0
 #: Samples in flight per main-LLM slot: a sample spends part of its time in search and the
 #: detector, so more samples than LLM slots keep the LLM channel (the bottleneck) busy. With the
 #: default caps the detector carries almost as much work as the LLM (each search makes about five
-#: detector calls), and too few samples drift into the same phase together: at 8 per slot the LLM
-#: slots sat at 63 % of their cap for whole tenths of the live benchmark's run, waiting on the
-#: detector (efficiency 0.83); at 16 they stay at 93-100 % until the run's last tenth (0.91-0.92;
-#: 32 gave 0.92). A sample in flight costs only its messages.
+#: detector calls), and too few samples drift into the same phase together, leaving the LLM slots
+#: waiting on the detector (the live-efficiency benchmark rows; docs/design/performance.md). A
+#: sample in flight costs only its messages.
 IN_FLIGHT_PER_LLM_SLOT = 16
 
 
