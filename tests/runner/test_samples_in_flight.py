@@ -9,18 +9,17 @@ rule must change them too.
 from __future__ import annotations
 
 import asyncio
-import random
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from oracleproto.dataset.demo import demo_db_path
-from oracleproto.primitives.clock import SystemClock
 from oracleproto.runner import sample_pipeline
-from oracleproto.runner.execute import RunOptions, execute_run
 from oracleproto.sim.harness import SimRunSpec, simulated_settings
 from oracleproto.sim.server import SimConfig, Simulator
+from tests.runner.conftest import record_with
+
+RUN_ID = "20260301-120000-0a1f"
 
 
 class InFlight:
@@ -59,15 +58,7 @@ def test_samples_in_flight_are_16_per_llm_slot(
         settings = settings.model_copy(
             update={"llm": settings.llm.model_copy(update={"max_concurrency": llm_slots})}
         )
-        options = RunOptions(
-            settings=settings,
-            source_db=demo_db_path(),
-            runs_root=tmp_path,
-            mode="record",
-            run_id=None,
-            progress=False,
-        )
-        summary = asyncio.run(execute_run(options, clock=SystemClock(), rand=random.Random(0)))
+        summary = record_with(settings, tmp_path, RUN_ID)
     assert summary.slots_run == counter.calls
     assert counter.calls > 16 * llm_slots, "the run must have more samples than it admits at once"
     assert counter.peak == 16 * llm_slots
