@@ -18,7 +18,9 @@ A replay must use the setting the run was recorded with: the keys differ.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
+import sqlite3
 import threading
 from collections import Counter
 from collections.abc import Callable
@@ -196,20 +198,47 @@ class RecordReplay:
         self._last_flush = self.clock.monotonic()
 
     def close(self) -> None:
-        """Flush, release the journal and index, close a sync inner transport we created."""
-        self.store.close()
-        if self.store.index is not None:
-            self.store.index.close()
-        if self._owned_sync is not None:
-            self._owned_sync.close()
-            self._owned_sync = None
+        """Flush, release the journal and index, close a sync inner transport we created.
+
+        When the fold fails (a full disk), the index and the transport are released all the same
+        and the fold's error is the one raised: it says what filled up and how to resume, and a
+        release failing on the same disk must not replace it.
+        """
+        try:
+            self.store.close()
+        except BaseException:
+            with contextlib.suppress(OSError, sqlite3.Error):
+                self._release_index_and_sync()
+            raise
+        self._release_index_and_sync()
+
+    def _release_index_and_sync(self) -> None:
+        try:
+            if self.store.index is not None:
+                self.store.index.close()
+        finally:
+            owned, self._owned_sync = self._owned_sync, None
+            if owned is not None:
+                owned.close()
 
     async def aclose(self) -> None:
-        """``close`` plus closing an async inner transport we created (use this under asyncio)."""
-        self.close()
-        if self._owned_async is not None:
-            await self._owned_async.aclose()
-            self._owned_async = None
+        """``close`` plus closing an async inner transport we created (use this under asyncio).
+
+        Its connections are closed even when ``close`` fails: left to the garbage collector, their
+        sockets would stay open until it ran (for as long as the process lives, used as a library).
+        """
+        try:
+            self.close()
+        except BaseException:
+            with contextlib.suppress(OSError):
+                await self._release_async()
+            raise
+        await self._release_async()
+
+    async def _release_async(self) -> None:
+        owned, self._owned_async = self._owned_async, None
+        if owned is not None:
+            await owned.aclose()
 
     def __enter__(self) -> RecordReplay:
         return self

@@ -12,7 +12,6 @@ met for real on a small one, which is then enlarged and the run resumed.
 from __future__ import annotations
 
 import errno
-import gc
 import os
 import sqlite3
 import subprocess
@@ -81,9 +80,6 @@ def test_the_folds_message_survives_the_failing_cleanups(
     assert RESUME in result.output
 
 
-# The run stops from inside a sample's store callback; the simulator client's sockets are then
-# reclaimed by the garbage collector instead of closed (the process exits there in real use).
-@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 def test_sqlite_full_while_storing_a_sample_is_a_full_disk_with_the_resume_command(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -92,7 +88,6 @@ def test_sqlite_full_while_storing_a_sample_is_a_full_disk_with_the_resume_comma
 
     monkeypatch.setattr(ModelStore, "write_sample", full)
     result = record(tmp_path)
-    gc.collect()  # the leaked sockets' warnings are raised here, under this test's filter
     assert result.exit_code == 2, result.output
     assert GENERIC not in result.output
     assert f"{tmp_path / RUN_ID}: a model DB could not be written (database or disk is full); free space" in (
