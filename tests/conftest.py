@@ -14,7 +14,7 @@ from syrupy.location import PyTestLocation
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests"
 GOLDEN = ROOT / "golden"
-pytest_plugins = ["tests.browser", "tests.plot_memo"]
+pytest_plugins = ["tests.browser", "tests.plot_memo", "tests.cassette_memo"]
 
 SHARED = ROOT.parent / "shared"
 SHARED_DB = SHARED / "datasets" / "oracleproto-80.db"

@@ -18,6 +18,9 @@ from oracleproto.transport.safe_yaml import MAX_DEPTH, load_untrusted
 from oracleproto.verify.demo import find_demo_run
 from tests.transport.test_keys_and_store import _entry
 
+#: These tests are about the parse itself (some patch the loader): no memo (tests/cassette_memo.py).
+pytestmark = pytest.mark.yaml_parsed
+
 
 def billion_laughs(levels: int = 9) -> bytes:
     """The classic: each level is nine aliases of the one before (9**levels strings once expanded)."""
