@@ -162,7 +162,10 @@ def test_memory_row_fails_when_the_replay_holds_a_copy(small_run: Path, copies: 
         bad_tool, bad_floor = targets.measure("first", small_run, demo_db_path(), copies / "c2")
     clean = targets.memory_row("first", clean_tool, clean_floor)
     bad = targets.memory_row("first", bad_tool, bad_floor)
-    assert bad_tool.peak_mib - clean_tool.peak_mib > 250
+    # A peak is the largest single process's (``ru_maxrss``): the 300 MiB go onto the process holding
+    # them, which may be up to ~100 MiB smaller than the clean run's largest (a full run once measured
+    # +244 MiB).
+    assert bad_tool.peak_mib - clean_tool.peak_mib > 200
     assert (
         bad_floor.peak_mib < clean_floor.peak_mib + 50
     )  # the floor reads no cassette through stream_entries
