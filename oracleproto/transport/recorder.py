@@ -45,11 +45,10 @@ from oracleproto.transport.keys import (
     shared_channels,
 )
 from oracleproto.transport.live_body import read_live_async, read_live_sync
+from oracleproto.transport.live_entry import LiveOutcome, attempt_record, live_entry
 from oracleproto.transport.outcome import (
-    EXCEPTION_STATUS,
     TIMESTAMP_FORMAT,
     ResponseShapes,
-    exception_record,
     live_exception,
     raw_headers,
     replay_exception,
@@ -58,13 +57,6 @@ from oracleproto.transport.outcome import (
 )
 from oracleproto.transport.prepared import PreparedRequest, miss_error
 from oracleproto.transport.redo import UsedByDone, redo_on_resume
-from oracleproto.transport.scrub import (
-    collect_secrets,
-    keep_request_headers,
-    keep_response_headers,
-    public_uri,
-    redact_entry,
-)
 from oracleproto.transport.session_counts import OccurrenceCounter, TrafficTally
 from oracleproto.transport.shared_keys import SharedKeyMemo
 from oracleproto.transport.store_open import carried_keys, open_store
@@ -341,60 +333,24 @@ class RecordReplay:
         return to_response(entry, request, from_cassette=True, shapes=shapes)
 
     def _store_live(
-        self,
-        prep: PreparedRequest,
-        request: httpx.Request,
-        started: float,
-        *,
-        status: int,
-        reason: str,
-        headers: list[tuple[str, str]],
-        body: bytes,
-        exc: httpx.TransportError | None,
+        self, prep: PreparedRequest, request: httpx.Request, started: float, outcome: LiveOutcome
     ) -> Entry:
         now = self.clock.monotonic()
         stamp = self.clock.now().strftime(TIMESTAMP_FORMAT)
-        attempt_ms = round((now - started) * 1000)
-        attempt: dict[str, Any] = {
-            "attempt": prep.attempt,
-            "exception": type(exc).__name__ if exc is not None else None,
-            "latency_ms": attempt_ms,
-            "recorded_at": stamp,
-            "status": None if exc is not None else status,
-        }
+        attempt = attempt_record(prep.attempt, outcome, round((now - started) * 1000), stamp)
         with self._lock:
             previous = self.store.get(prep.key) if prep.key in self._live_keys else None
             first = self._live_keys.setdefault(prep.key, started) if previous is not None else started
             self._live_keys[prep.key] = first
-        history = [*previous.attempts, attempt] if previous is not None else [attempt]
-        sent_headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in request.headers.raw]
-        entry = Entry(
-            key=prep.key,
-            channel=prep.channel,
-            request_meta=prep.meta,
-            request_body=prep.body_json,
-            context=prep.ctx,
-            occurrence=prep.occurrence,
-            method=request.method,
-            uri=public_uri(str(request.url)),
-            request_headers=keep_request_headers(sent_headers),
-            status=EXCEPTION_STATUS if exc is not None else status,
-            reason=f"transport exception {type(exc).__name__}" if exc is not None else reason,
-            response_headers=keep_response_headers(headers),
-            body=body,
-            exception=exception_record(exc) if exc is not None else None,
+        entry = live_entry(
+            prep,
+            request,
+            outcome,
+            previous=previous,
+            attempt=attempt,
             latency_ms=round((now - first) * 1000),
-            recorded_at=stamp,
-            attempts=history,
-            requests=previous.requests if previous is not None else 1,
+            stamp=stamp,
         )
-        secrets = collect_secrets(
-            sent_headers,
-            str(request.url),
-            prep.body,
-            prep.parsed_body,
-        )
-        entry = redact_entry(entry, secrets)
         with self._lock:
             self._carried.discard(prep.key)
         self.store.put(entry)
@@ -483,7 +439,7 @@ class RecordReplay:
         self, prep: PreparedRequest, request: httpx.Request, started: float, exc: httpx.TransportError
     ) -> httpx.TransportError:
         """Record a live transport failure; return what to raise: the scrubbed message, the entry's timing."""
-        entry = self._store_live(prep, request, started, status=0, reason="", headers=[], body=b"", exc=exc)
+        entry = self._store_live(prep, request, started, LiveOutcome.failed(exc))
         return stamp_exception(live_exception(entry, request, exc), entry)
 
     def _store_response(
@@ -495,16 +451,8 @@ class RecordReplay:
         body: bytes,
     ) -> httpx.Response:
         """Record a live response (either send path) and return it as the cache serves it."""
-        entry = self._store_live(
-            prep,
-            request,
-            started,
-            status=response.status_code,
-            reason=response.reason_phrase,
-            headers=raw_headers(response),
-            body=body,
-            exc=None,
-        )
+        outcome = LiveOutcome(response.status_code, response.reason_phrase, raw_headers(response), body)
+        entry = self._store_live(prep, request, started, outcome)
         return to_response(entry, request, from_cassette=False)
 
     def handle_sync(self, channel: Channel, request: httpx.Request) -> httpx.Response:
