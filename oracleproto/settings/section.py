@@ -13,7 +13,7 @@ from typing import Any, Self
 
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-from oracleproto.settings.source import ConfigFileSource
+from oracleproto.settings.source import AliasOnlySource, ConfigFileSource
 
 #: Off while a section is built from explicit values only (replay, simulator runs).
 _READ_ENVIRONMENT: ContextVar[bool] = ContextVar("oracleproto_read_environment", default=True)
@@ -44,7 +44,13 @@ class SettingsSection(BaseSettings):
             return (init_settings,)
         # Precedence: explicit values (CLI) > environment > experiment config file > ``.env``.
         config = ConfigFileSource(settings_cls, CONFIG_VALUES.get())
-        return (init_settings, env_settings, config, dotenv_settings, file_secret_settings)
+        return (
+            init_settings,
+            AliasOnlySource(settings_cls, env_settings),
+            config,
+            AliasOnlySource(settings_cls, dotenv_settings),
+            file_secret_settings,
+        )
 
     @classmethod
     def from_values(cls, values: Mapping[str, Any]) -> Self:

@@ -32,3 +32,25 @@ class ConfigFileSource(PydanticBaseSettingsSource):
             key = choices[0] if choices and isinstance(choices[0], str) else name
             out[key] = value
         return out
+
+
+class AliasOnlySource(PydanticBaseSettingsSource):
+    """``inner`` (the environment, ``.env``) read by the variable names only, never by field names.
+
+    The sections accept field names as keyword arguments (``from_values``, the CLI), which makes
+    pydantic-settings also read a variable named after a field (``SEED``, ``MODE``, ``API_KEY``):
+    a shell's unrelated ``MODE=record`` would silently change a run. Values the inner source found
+    under a field name are dropped; those under a documented variable name pass unchanged.
+    """
+
+    def __init__(self, settings_cls: type[BaseSettings], inner: PydanticBaseSettingsSource) -> None:
+        super().__init__(settings_cls)
+        self._inner = inner
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        """Unused: ``__call__`` returns the whole section."""
+        return None, field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        fields = self.settings_cls.model_fields
+        return {key: value for key, value in self._inner().items() if key not in fields}
