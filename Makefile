@@ -14,17 +14,21 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@
 
-# The suite on every core (pytest-xdist: one worker per CPU, each its own session and temp dirs;
-# an idle worker takes tests queued for a busy one, so a few long tests do not make a long tail).
+# The suite on every core (pytest-xdist, each worker its own session and temp dirs; an idle worker
+# takes tests queued for a busy one, so a few long tests do not make a long tail). One worker more
+# than there are CPUs: about a seventh of a worker's time is spent waiting (on the CLI and server
+# processes a test starts, on a simulator's latency), and the extra worker fills it.
 # A single file or test runs serially: `$(BIN)/python -m pytest tests/scoring/test_parser.py`.
+WORKERS ?= $(shell $(PYTHON) -c 'import os; print((os.cpu_count() or 1) + 1)')
+
 test: install
-	$(BIN)/python -m pytest -n auto --dist worksteal
+	$(BIN)/python -m pytest -n $(WORKERS) --dist worksteal
 
 # The same in a random order (pytest-randomly, off by default in pyproject.toml); the seed is
 # printed, and `SEED=<n> make test-shuffled` repeats an order. The seed is drawn here, so it is in
 # the command line make prints (pytest-randomly's own header line is hidden by addopts' -q).
 test-shuffled: install
-	$(BIN)/python -m pytest -n auto --dist worksteal -p randomly --randomly-seed=$(or $(SEED),$(shell $(BIN)/python -c 'import random; print(random.randrange(1 << 32))'))
+	$(BIN)/python -m pytest -n $(WORKERS) --dist worksteal -p randomly --randomly-seed=$(or $(SEED),$(shell $(BIN)/python -c 'import random; print(random.randrange(1 << 32))'))
 
 lint: install
 	$(BIN)/ruff check --no-cache oracleproto tests benchmarks
