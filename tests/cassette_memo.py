@@ -19,13 +19,14 @@ and keeps at most ``CAP_BYTES`` of pickles, the least recently used going first.
 from __future__ import annotations
 
 import hashlib
-import os
 import pickle
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+
+from tests.worker_memo import installed, off_when_marked
 
 MARKER = "yaml_parsed"
 ENV_VAR = "ORACLEPROTO_TEST_CASSETTE_MEMO"
@@ -90,22 +91,9 @@ def pytest_configure(config: pytest.Config) -> None:
 def _cassette_memo() -> Iterator[CassetteMemo]:
     from oracleproto.transport import entry_stream
 
-    memo = CassetteMemo(entry_stream.load_untrusted)
-    if os.environ.get(ENV_VAR, "1") == "0":
-        yield memo
-        return
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(entry_stream, "load_untrusted", memo)
-        yield memo
+    yield from installed(CassetteMemo(entry_stream.load_untrusted), entry_stream, "load_untrusted", ENV_VAR)
 
 
 @pytest.fixture(autouse=True)
 def _yaml_parsed_when_marked(request: pytest.FixtureRequest, _cassette_memo: CassetteMemo) -> Iterator[None]:
-    if request.node.get_closest_marker(MARKER) is None:
-        yield
-        return
-    _cassette_memo.enabled = False
-    try:
-        yield
-    finally:
-        _cassette_memo.enabled = True
+    yield from off_when_marked(request, _cassette_memo, MARKER)

@@ -16,13 +16,14 @@ every time.
 from __future__ import annotations
 
 import hashlib
-import os
 import pickle
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.worker_memo import installed, off_when_marked
 
 MARKER = "plots_drawn"
 ENV_VAR = "ORACLEPROTO_TEST_PLOT_MEMO"
@@ -75,22 +76,9 @@ def pytest_configure(config: pytest.Config) -> None:
 def _plot_memo() -> Iterator[PlotMemo]:
     from oracleproto.analysis import plots
 
-    memo = PlotMemo(plots.write_plots)
-    if os.environ.get(ENV_VAR, "1") == "0":
-        yield memo
-        return
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(plots, "write_plots", memo)
-        yield memo
+    yield from installed(PlotMemo(plots.write_plots), plots, "write_plots", ENV_VAR)
 
 
 @pytest.fixture(autouse=True)
 def _plots_drawn_when_marked(request: pytest.FixtureRequest, _plot_memo: PlotMemo) -> Iterator[None]:
-    if request.node.get_closest_marker(MARKER) is None:
-        yield
-        return
-    _plot_memo.enabled = False
-    try:
-        yield
-    finally:
-        _plot_memo.enabled = True
+    yield from off_when_marked(request, _plot_memo, MARKER)
