@@ -8,10 +8,14 @@ RUN ?= demo
 
 install: $(VENV)/.installed
 
+# pip byte-compiles what it installs, but not an editable package: without the compileall step every
+# CLI process a test (or a user) starts compiles the modules it imports until one writes their .pyc,
+# and none does where PYTHONDONTWRITEBYTECODE is set.
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m compileall -q oracleproto benchmarks
 	touch $@
 
 # The suite on every core (pytest-xdist, each worker its own session and temp dirs; an idle worker
