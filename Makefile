@@ -24,19 +24,15 @@ $(VENV)/.installed: pyproject.toml
 # processes a test starts, on a simulator's latency), and the extra worker fills it.
 # A single file or test runs serially: `$(BIN)/python -m pytest tests/scoring/test_parser.py`.
 WORKERS ?= $(shell $(PYTHON) -c 'import os; print((os.cpu_count() or 1) + 1)')
-# pytest caches the assertion-rewritten test modules only where bytecode may be written: with
-# PYTHONDONTWRITEBYTECODE set, every worker rewrites all of them at every run (≈ 9 CPU-s each).
-# The suite allows it (the .pyc files go to __pycache__/ folders, which git ignores).
-PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest
 
 test: install
-	$(PYTEST) -n $(WORKERS) --dist worksteal
+	$(BIN)/python -m pytest -n $(WORKERS) --dist worksteal
 
 # The same in a random order (pytest-randomly, off by default in pyproject.toml); the seed is
 # printed, and `SEED=<n> make test-shuffled` repeats an order. The seed is drawn here, so it is in
 # the command line make prints (pytest-randomly's own header line is hidden by addopts' -q).
 test-shuffled: install
-	$(PYTEST) -n $(WORKERS) --dist worksteal -p randomly --randomly-seed=$(or $(SEED),$(shell $(BIN)/python -c 'import random; print(random.randrange(1 << 32))'))
+	$(BIN)/python -m pytest -n $(WORKERS) --dist worksteal -p randomly --randomly-seed=$(or $(SEED),$(shell $(BIN)/python -c 'import random; print(random.randrange(1 << 32))'))
 
 lint: install
 	$(BIN)/ruff check --no-cache oracleproto tests benchmarks
