@@ -200,32 +200,62 @@ class _Plan:
     #: ``shortest`` ones: no shorter run of secret bytes can hold a window or a short secret.
     needle: bytes
     #: Every window (or whole short secret) that holds whitespace, searched for in the whole text, in
-    #: groups behind a core they all contain: the group's windows are looked for only where it occurs.
-    spanning: tuple[tuple[bytes, tuple[bytes, ...]], ...]
+    #: groups behind a core they all contain: the group's windows are looked for only where it occurs;
+    #: groups whose cores share a gate (:func:`_gated`) are looked for only where the gate occurs.
+    spanning: tuple[tuple[bytes, tuple[tuple[bytes, tuple[bytes, ...]], ...]], ...]
+    #: Every probe block of the long secrets and the first ``_PROBE`` bytes of each short one: a run
+    #: none of whose ``_PROBE``-byte slices is here holds no window and no short secret.
+    probes: frozenset[bytes]
+    #: How many blocks :func:`_spans` may try on a run that holds none (its cost on such a run).
+    probe_count: int
 
 
 #: Windows grouped behind one core: consecutive starts, at most this many (a core of ≥ 7 bytes).
 _GROUP = MIN_FRAGMENT // 2
 
 
-def _with_common(secret: bytes) -> list[tuple[bytes, tuple[bytes, ...]]]:
+def _common_groups(secret: bytes) -> list[tuple[int, int, tuple[bytes, ...]]]:
     """The patterns of ``secret`` (its windows, or itself when short) that hold a whitespace byte,
-    grouped: windows starting at ``a`` … ``b`` (``b - a < _GROUP``) all hold ``secret[b : a + 12]``."""
+    grouped: windows starting at ``a`` … ``b`` (``b - a < _GROUP``) all hold ``secret[b : a + 12]``,
+    the group's core, given as its ``(start, end)`` offsets in ``secret``."""
     if len(secret) < MIN_FRAGMENT:
-        return [(secret, (secret,))] if any(b in _COMMON for b in secret) else []
+        return [(0, len(secret), (secret,))] if any(b in _COMMON for b in secret) else []
     starts = [
         i
         for i in range(len(secret) - MIN_FRAGMENT + 1)
         if any(b in _COMMON for b in secret[i : i + MIN_FRAGMENT])
     ]
-    groups: list[tuple[bytes, tuple[bytes, ...]]] = []
+    groups: list[tuple[int, int, tuple[bytes, ...]]] = []
     while starts:
         first = starts[0]
         chunk = [i for i in starts if i < first + _GROUP]
         starts = starts[len(chunk) :]
-        core = secret[chunk[-1] : first + MIN_FRAGMENT]
-        groups.append((core, tuple(secret[i : i + MIN_FRAGMENT] for i in chunk)))
+        groups.append((chunk[-1], first + MIN_FRAGMENT, tuple(secret[i : i + MIN_FRAGMENT] for i in chunk)))
     return groups
+
+
+#: Consecutive groups of one secret are looked for behind one gate, the bytes all their cores share,
+#: while it is at least this long: ``Bearer <token>``'s two groups share `` <first 5 of token>``.
+_GATE = _PROBE
+
+
+def _gated(secret: bytes) -> list[tuple[bytes, tuple[tuple[bytes, tuple[bytes, ...]], ...]]]:
+    """:func:`_common_groups` of ``secret`` behind gates: a text without a gate holds none
+    of the cores behind it (each core's span in ``secret`` contains the gate's)."""
+    gated: list[tuple[bytes, tuple[tuple[bytes, tuple[bytes, ...]], ...]]] = []
+    shared: tuple[int, int] | None = None
+    members: list[tuple[bytes, tuple[bytes, ...]]] = []
+    for a, b, patterns in _common_groups(secret):
+        if shared is not None and min(shared[1], b) - max(shared[0], a) >= _GATE:
+            shared = (max(shared[0], a), min(shared[1], b))
+        else:
+            if shared is not None:
+                gated.append((secret[shared[0] : shared[1]], tuple(members)))
+            shared, members = (a, b), []
+        members.append((secret[a:b], patterns))
+    if shared is not None:
+        gated.append((secret[shared[0] : shared[1]], tuple(members)))
+    return gated
 
 
 @functools.lru_cache(maxsize=256)  # the same few secrets are asked about for every field of every entry
@@ -238,8 +268,38 @@ def _plan(secrets: frozenset[str]) -> _Plan:
     if all(s.isascii() for s in wanted):
         alphabet = set(b"".join(covering)) - _COMMON
         table = bytes(1 if b in alphabet else 0 for b in range(256))
-    spanning = tuple(sorted({group for s in covering for group in _with_common(s)}))
-    return _Plan(wanted, covering, table, b"\x01" * shortest, spanning)
+    spanning = tuple(sorted({gate for s in covering for gate in _gated(s)}))
+    probes = [_probe_blocks(s) for s in covering]
+    return _Plan(
+        wanted,
+        covering,
+        table,
+        b"\x01" * shortest,
+        spanning,
+        frozenset(b for blocks in probes for b in blocks),
+        sum(len(blocks) for blocks in probes),
+    )
+
+
+def _probe_blocks(secret: bytes) -> list[bytes]:
+    """What :func:`_spans` looks for first: a long secret's probe blocks; a short one's first bytes."""
+    if len(secret) < MIN_FRAGMENT:
+        return [secret[:_PROBE]]  # a short secret is at least MIN_SECRET (> _PROBE) long
+    return [secret[b : b + _PROBE] for b in range(0, len(secret) - _PROBE + 1, _STRIDE)]
+
+
+def _may_hold_a_secret(run: bytes, plan: _Plan) -> bool:
+    """False when no secret can share a window with ``run`` (none of its slices is a probe block).
+
+    One pass over the run's slices against all secrets' blocks at once, taken only where it is the
+    cheaper test (shorter than trying every secret's blocks on the run); otherwise True, and
+    :func:`_spans` decides per secret as before.
+    """
+    slices = len(run) - _PROBE + 1
+    if slices >= plan.probe_count:
+        return True
+    probes = plan.probes
+    return any(run[i : i + _PROBE] in probes for i in range(slices))
 
 
 def _run_spans(data: bytes, plan: _Plan) -> list[tuple[int, int]]:
@@ -261,16 +321,20 @@ def _run_spans(data: bytes, plan: _Plan) -> list[tuple[int, int]]:
         if end == -1:
             end = len(data)
         run = data[pos:end]
-        spans.extend((pos + a, pos + b) for s in plan.covering for a, b in _spans(run, s))
+        if _may_hold_a_secret(run, plan):
+            spans.extend((pos + a, pos + b) for s in plan.covering for a, b in _spans(run, s))
         pos = mapped.find(plan.needle, end)
-    for core, patterns in plan.spanning:
-        if core not in data:
+    for gate, groups in plan.spanning:
+        if gate not in data:
             continue
-        for pattern in patterns:
-            start = data.find(pattern)
-            while start != -1:
-                spans.append((start, start + len(pattern)))
-                start = data.find(pattern, start + 1)
+        for core, patterns in groups:
+            if core not in data:
+                continue
+            for pattern in patterns:
+                start = data.find(pattern)
+                while start != -1:
+                    spans.append((start, start + len(pattern)))
+                    start = data.find(pattern, start + 1)
     return spans
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import random
 import re
 from urllib.parse import quote, quote_plus, unquote, unquote_plus
 
@@ -19,6 +20,8 @@ from hypothesis import strategies as st
 from oracleproto.primitives.redact import (
     MIN_FRAGMENT,
     REDACTED,
+    _may_hold_a_secret,
+    _plan,
     scrub_fragments,
     scrub_fragments_everywhere,
     secret_forms,
@@ -213,6 +216,80 @@ def test_the_run_scan_replaces_exactly_what_the_whole_text_search_does(case: tup
     assert scrub_fragments(text, secrets) == scrub_fragments_everywhere(text, secrets)
     raw = text.encode("utf-8", "surrogatepass")
     assert scrub_fragments(raw, secrets) == scrub_fragments_everywhere(raw, secrets)
+
+
+@st.composite
+def _short_run_case(draw: st.DrawFn) -> tuple[str, list[str]]:
+    """Keys (short ones searched whole, long ones by blocks) and a text of short runs cut from them
+    (6–24 characters: a probe block, a window, a whole short key, or neither) between separators,
+    so runs take the one-pass slice test and some pass it."""
+    # Keys drawn character by character from a seeded generator, as real keys are: hypothesis's own
+    # text strategy favours repeated characters, whose blocks all coincide.
+    lengths = draw(st.lists(st.integers(8, 170), min_size=1, max_size=3))
+    rng = random.Random(draw(st.integers(0, 2**32)))
+    keys = ["".join(rng.choices("abcdefABCDEF012345-_", k=n)) for n in lengths]
+    cut = st.sampled_from(keys).flatmap(
+        lambda k: st.tuples(st.integers(0, len(k)), st.integers(6, 24)).map(
+            lambda ij: k[ij[0] : ij[0] + ij[1]]
+        )
+    )
+    runs = draw(st.lists(st.one_of(cut, st.text(alphabet="abcAB01-_", max_size=24)), max_size=10))
+    separators = draw(
+        st.lists(st.sampled_from([" ", '", "', "\n", ".", "é"]), min_size=len(runs), max_size=len(runs))
+    )
+    return "".join(r + sep for r, sep in zip(runs, separators, strict=True)), keys
+
+
+@settings(max_examples=500, deadline=None, derandomize=True, database=None)
+@given(_short_run_case())
+def test_short_runs_skipped_by_the_slice_test_hold_nothing_to_replace(case: tuple[str, list[str]]) -> None:
+    text, keys = case
+    assert scrub_fragments(text, keys) == scrub_fragments_everywhere(text, keys)
+    raw = text.encode("utf-8")
+    assert scrub_fragments(raw, keys) == scrub_fragments_everywhere(raw, keys)
+
+
+@st.composite
+def _spaced_case(draw: st.DrawFn) -> tuple[str, list[str]]:
+    """Secrets holding whitespace (``Bearer <token>``, a word list) and a text of pieces cut from
+    them across the whitespace, so the windows behind each gate are found or missed in turn."""
+    rng = random.Random(draw(st.integers(0, 2**32)))
+    token = "".join(rng.choices("abcdefABCDEF012345-_", k=draw(st.integers(8, 60))))
+    scheme = draw(st.sampled_from(["Bearer", "Basic", "Token", "x"]))
+    words = " ".join("".join(rng.choices("abcdef01", k=rng.randint(1, 9))) for _ in range(rng.randint(2, 6)))
+    secrets = [f"{scheme} {token}", token, words]
+    cut = st.sampled_from(secrets).flatmap(
+        lambda k: st.tuples(st.integers(0, len(k)), st.integers(1, 30)).map(
+            lambda ij: k[ij[0] : ij[0] + ij[1]]
+        )
+    )
+    pieces = draw(st.lists(st.one_of(cut, st.sampled_from([" ", "\n", "x", '"'])), max_size=12))
+    return "".join(pieces), secrets
+
+
+@settings(max_examples=500, deadline=None, derandomize=True, database=None)
+@given(_spaced_case())
+def test_windows_across_whitespace_behind_gates_are_all_found(case: tuple[str, list[str]]) -> None:
+    text, secrets = case
+    assert scrub_fragments(text, secrets) == scrub_fragments_everywhere(text, secrets)
+    raw = text.encode("utf-8")
+    assert scrub_fragments(raw, secrets) == scrub_fragments_everywhere(raw, secrets)
+
+
+def test_a_bearer_keys_windows_across_the_space_share_one_gate() -> None:
+    key = "sk-proj-" + "ABCDEFGHIJKLMNOPQRSTUVWXYZ" * 3
+    (gate, groups), *others = _plan(frozenset({f"Bearer {key}"})).spanning
+    assert not others and gate == b" sk-pr" and len(groups) == 2
+    assert scrub_fragments(f"x earer {key[:6]}x", [f"Bearer {key}"]) == f"x {REDACTED}x"
+
+
+def test_the_slice_test_passes_a_run_holding_a_block_and_skips_one_without() -> None:
+    key = "sk-proj-" + "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789" * 2
+    plan = _plan(frozenset({key}))
+    assert plan.probe_count > 8  # more blocks than a 13-byte run has slices: the one-pass test
+    assert not _may_hold_a_secret(b"prompt_tokens", plan)
+    assert _may_hold_a_secret(key[7:20].encode(), plan)  # holds the block at 14 (stride 7)
+    assert scrub_fragments(f'"prompt_tokens" {key[7:20]}', [key]) == f'"prompt_tokens" {REDACTED}'
 
 
 def test_a_non_ascii_secret_takes_the_whole_text_search() -> None:
