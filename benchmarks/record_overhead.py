@@ -1,6 +1,8 @@
 """Record overhead per request with realistic keys and bodies (4–48 KB each way), the fold amortised.
 
-A loopback server answers every request with a JSON body of the size the request asks for.
+A loopback server answers every request with a JSON body of the size the request asks for, shaped
+as the real API's reply: a chat completion (id, usage blocks, fingerprint) or a Tavily search
+(results with URLs, titles and page text).
 Plain httpx and the recording transport send the same requests, interleaved so drift hits
 both alike: every other request is a chat completion carrying a 164-character ``sk-proj-`` bearer
 key, the others Tavily searches carrying a ``tvly-`` key as bearer and in the JSON body (as
@@ -28,6 +30,7 @@ import sys
 import tempfile
 import threading
 import time
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,6 +69,76 @@ def _text(rng: random.Random, size: int) -> str:
 _REPLY_SOURCE = _text(random.Random(2), 4 * MAX_BODY)
 
 
+_ID_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+
+def _token(rng: random.Random, n: int, chars: str = _ID_CHARS) -> str:
+    return "".join(rng.choices(chars, k=n))
+
+
+def _chat_reply(rng: random.Random, size: int) -> dict[str, object]:
+    """A chat completion shaped as OpenAI's: its id, usage blocks and fingerprint are the short runs
+    of key characters real replies are full of (the secret scrub's run scan looks into each)."""
+    start = rng.randrange(len(_REPLY_SOURCE) - MAX_BODY)
+    tokens = size // 4
+    return {
+        "id": f"chatcmpl-{_token(rng, 29)}",
+        "object": "chat.completion",
+        "created": 1_767_225_600 + rng.randrange(10**6),
+        "model": "gpt-4o-2024-08-06",
+        "choices": [
+            {
+                "index": 0,
+                "message": {
+                    "role": "assistant",
+                    "content": _REPLY_SOURCE[start : start + size],
+                    "refusal": None,
+                },
+                "logprobs": None,
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": {
+            "prompt_tokens": tokens,
+            "completion_tokens": tokens // 3,
+            "total_tokens": tokens + tokens // 3,
+            "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+            "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0},
+        },
+        "service_tier": "default",
+        "system_fingerprint": f"fp_{_token(rng, 10, '0123456789abcdef')}",
+    }
+
+
+def _search_reply(rng: random.Random, size: int) -> dict[str, object]:
+    """A Tavily search reply: results with URLs, titles and page text, about ``size`` bytes in all."""
+    results: list[dict[str, object]] = []
+    left = size
+    while left > 0:
+        start = rng.randrange(len(_REPLY_SOURCE) - MAX_BODY)
+        content = _REPLY_SOURCE[start : start + min(left, 2000)]
+        slug = "-".join(rng.choice(_WORDS) for _ in range(rng.randint(4, 9)))
+        results.append(
+            {
+                "url": f"https://www.{rng.choice(_WORDS)}-news.example/world/2026/01/{slug}-{_token(rng, 8)}",
+                "title": " ".join(rng.choice(_WORDS) for _ in range(8)).title(),
+                "content": content,
+                "score": round(rng.random(), 8),
+                "raw_content": None,
+            }
+        )
+        left -= len(content) + 200
+    return {
+        "query": "q",
+        "follow_up_questions": None,
+        "answer": None,
+        "images": [],
+        "results": results,
+        "response_time": round(rng.uniform(0.5, 3.0), 2),
+        "request_id": str(uuid.UUID(int=rng.getrandbits(128), version=4)),
+    }
+
+
 class _Handler(socketserver.StreamRequestHandler):
     """Keep-alive HTTP/1.1, one write per response (no Nagle delay); body size from ``?n=``.
 
@@ -86,14 +159,8 @@ class _Handler(socketserver.StreamRequestHandler):
                 if name.strip().lower() == b"content-length":
                     length = int(value)
             self.rfile.read(length)
-            start = rng.randrange(len(_REPLY_SOURCE) - MAX_BODY)
-            content = _REPLY_SOURCE[start : start + size]
-            body = json.dumps(
-                {
-                    "choices": [{"message": {"role": "assistant", "content": content}}],
-                    "usage": {"prompt_tokens": 1},
-                }
-            ).encode()
+            reply = _search_reply if b"/search" in line else _chat_reply
+            body = json.dumps(reply(rng, size)).encode()
             head = f"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
             self.wfile.write(head.encode() + body)
 
