@@ -9,7 +9,9 @@ passes in replay is proven offline.
 The client fixtures are async: they are declared with ``pytest_asyncio.fixture`` (function loop
 scope), so they work under pytest-asyncio's default strict mode, no ``asyncio_mode = auto`` needed.
 At teardown the fixtures remove the cassette folder's lock file, so recording leaves only the
-cassettes themselves in ``tests/cassettes/``.
+cassettes themselves in ``tests/cassettes/``, and the client fixtures close the connections a
+recording opened (an async client built on ``oracleproto_recorder`` directly should end with
+``await oracleproto_recorder.release_live_async()``).
 """
 
 from __future__ import annotations
@@ -149,6 +151,11 @@ async def _client(recorder: RecordReplay, channel: Any) -> AsyncIterator[httpx.A
         yield client
     finally:
         await client.aclose()
+        # The recorder's live connections (record and refresh modes) belong to this test's event
+        # loop: closed here, on it. The recorder fixture's synchronous close runs when the loop may
+        # be gone, and left to the garbage collector they would warn "unclosed transport" in
+        # whichever later test it ran.
+        await recorder.release_live_async()
 
 
 @_async_fixture

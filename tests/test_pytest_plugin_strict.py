@@ -3,7 +3,8 @@
 The toy project has no ``asyncio_mode`` setting: its async test is marked ``@pytest.mark.asyncio``
 as strict mode wants, and the plugin's async client fixtures must still run. It records one chat
 exchange against the simulator, then replays it offline, and the cassette folder holds only the
-cassettes afterwards (no ``.lock`` file).
+cassettes afterwards (no ``.lock`` file). The recording leaves no connection open for the garbage
+collector to find in a later test.
 """
 
 from __future__ import annotations
@@ -35,6 +36,14 @@ async def test_chat(oracleproto_llm_client: httpx.AsyncClient, oracleproto_mode:
         response = await oracleproto_llm_client.post(url, json=BODY, headers=headers)
     assert response.status_code == 200
     assert response.json()["choices"][0]["message"]["content"]
+
+
+def test_after() -> None:
+    # Whatever the previous test left for the garbage collector is collected here, so an unclosed
+    # connection would be reported ("unclosed transport", "unclosed <socket") in this run's output.
+    import gc
+
+    gc.collect()
 """
 
 
@@ -42,11 +51,22 @@ def test_plugin_async_fixtures_work_in_strict_mode(pytester: pytest.Pytester) ->
     """Record then replay from a toy project in strict mode; no lock file is left behind."""
     pytester.makefile(".toml", pyproject='[project]\nname = "toy"\nversion = "0"\n')
     pytester.makepyfile(test_toy=TOY_TEST)
-    common = ("-p", "no:cacheprovider", "-o", "asyncio_default_fixture_loop_scope=function")
-    recorded = pytester.runpytest_subprocess(*common, "--oracleproto-mode=record")
-    recorded.assert_outcomes(passed=1)
+    common = (
+        "-p",
+        "no:cacheprovider",
+        "-p",
+        "no:randomly",
+        "-o",
+        "asyncio_default_fixture_loop_scope=function",
+    )
+    recorded = pytester.runpytest_subprocess(
+        *common, "-W", "always::ResourceWarning", "--oracleproto-mode=record"
+    )
+    recorded.assert_outcomes(passed=2)
+    # The recording's live connection is closed by the fixtures, on the test's own event loop.
+    assert "unclosed" not in recorded.stdout.str()
     replayed = pytester.runpytest_subprocess(*common, "--oracleproto-mode=replay")
-    replayed.assert_outcomes(passed=1)
+    replayed.assert_outcomes(passed=2)
     replayed.stdout.fnmatch_lines(["*asyncio: mode=Mode.STRICT*"])
     cassette_dir = pytester.path / "tests" / "cassettes" / "test_toy" / "test_chat"
     left = sorted(p.relative_to(cassette_dir).as_posix() for p in cassette_dir.rglob("*"))

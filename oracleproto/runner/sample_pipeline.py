@@ -149,10 +149,12 @@ class SamplePipeline:
         summary.failures.absorb_waits(waits)
 
     async def aclose(self) -> None:
-        """Release the channels, then the cache."""
-        await self.channels.aclose()
-        # aclose, not close: in record mode the cache owns the live async transport and its sockets.
-        await self.cache.aclose()
+        """Release the channels, then the cache (the cache even when releasing the channels failed)."""
+        try:
+            await self.channels.aclose()
+        finally:
+            # aclose, not close: in record mode the cache owns the live async transport and its sockets.
+            await self.cache.aclose()
 
 
 def open_pipeline(

@@ -232,6 +232,17 @@ class RecordReplay:
         if owned is not None:
             await owned.aclose()
 
+    async def release_live_async(self) -> None:
+        """Close the live async transport this recorder opened, with its pooled connections, and
+        nothing else: a later live request opens a new one, and ``close`` still folds the session.
+
+        For an owner that can only ``close`` synchronously, once its event loop is gone (the pytest
+        plugin's recorder fixture): its async clients call this on their own loop first.
+        """
+        if self._owned_async is not None and self._inner is self._owned_async:
+            self._inner = None
+        await self._release_async()
+
     def __enter__(self) -> RecordReplay:
         return self
 

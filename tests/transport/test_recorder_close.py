@@ -111,3 +111,25 @@ def test_a_failed_fold_still_closes_the_sync_connections(
         rr.close()
     assert failed.value.errno == errno.ENOSPC
     assert server.hung_up.wait(HANG_UP_WAIT_S)
+
+
+async def test_releasing_the_live_connections_keeps_the_session_recording(
+    tmp_path: Path, server: _Server
+) -> None:
+    """``release_live_async`` hangs up now; a later live request opens a new connection; the
+    session's own ``close`` still folds both entries into the cassettes."""
+    rr = make_rr(tmp_path, "record")
+    async with httpx.AsyncClient(transport=rr.transport("llm"), base_url=server.base_url) as client:
+        with call_context(CallContext("m", "q1", 0)):
+            assert (await client.post(CHAT_PATH, json=_chat())).status_code == 200
+        await rr.release_live_async()
+        assert await asyncio.to_thread(server.hung_up.wait, HANG_UP_WAIT_S)
+        server.hung_up.clear()
+        await rr.release_live_async()  # nothing left to release: a no-op
+        with call_context(CallContext("m", "q2", 0)):
+            assert (await client.post(CHAT_PATH, json=_chat())).status_code == 200
+    assert not server.hung_up.is_set()
+    await rr.release_live_async()  # the new connection is the recorder's too, and released as well
+    assert await asyncio.to_thread(server.hung_up.wait, HANG_UP_WAIT_S)
+    rr.close()
+    assert len(make_rr(tmp_path, "replay").store.effective_entries()) == 2
