@@ -187,6 +187,8 @@ def _arguments(raw: str | None, blank_is_empty: bool) -> tuple[dict[str, Any] | 
         return None, ("bad_json", exc.msg)
     except RecursionError:
         return None, ("bad_json", "nested too deeply")
+    except ValueError as exc:  # an integer past sys.get_int_max_str_digits: Python's json raises this
+        return None, ("bad_json", str(exc))
     if not isinstance(parsed, dict):
         return None, ("not_object", "")
     return parsed, None

@@ -67,7 +67,11 @@ def beliefs(t: TrialTable, convention: Convention, protocol_on: bool) -> Beliefs
             if not t.counted[q, j]:
                 continue
             raw = t.belief_final[q][j] if t.belief_final else None
-            vec = belief_vector(raw, k, width) if protocol_on or raw is not None else None
+            # With the protocol off the paper reports no family, even from a vector a damaged or foreign
+            # table holds; reference-v4 scores such a vector as the earlier code did (the belief, else
+            # the fallback: docs/design/metrics.md).
+            stored = protocol_on or (raw is not None and convention is Convention.REFERENCE_V4)
+            vec = belief_vector(raw, k, width) if stored else None
             if vec is None and use_fallback and t.parsed[q, j]:
                 vec = fallback_vector(t.pred[q, j], k)
                 fallback[q, j] = vec is not None

@@ -119,14 +119,16 @@ def _parse_tool_calls(raw: Any, response_id: str | None) -> tuple[tuple[ToolCall
         name = function.get("name")
         if not isinstance(name, str):
             raise MalformedBodyError(f"tool_calls[{index}].function.name is missing")
-        arguments = function.get("arguments")
-        if not isinstance(arguments, str):
-            arguments = json.dumps(arguments if arguments is not None else {}, ensure_ascii=False)
+        given = function.get("arguments")
+        # The echo (profile §2): a string, the JSON text of any other value (null: "null"); the
+        # tool-call checks (§6) read null as {}.
+        echoed = given if isinstance(given, str) else json.dumps(given, ensure_ascii=False)
+        arguments = "{}" if given is None else echoed
         raw_id = item.get("id")
         provided = raw_id if isinstance(raw_id, str) and raw_id else None
-        call_id = provided or synthesize_tool_call_id(response_id, index, name, arguments)
+        call_id = provided or synthesize_tool_call_id(response_id, index, name, echoed)
         calls.append(ToolCall(id=call_id, name=name, arguments=arguments, raw_id=provided))
-        wire.append({**item, "id": call_id, "function": {**function, "arguments": arguments}})
+        wire.append({**item, "id": call_id, "function": {**function, "arguments": echoed}})
     return tuple(calls), wire
 
 

@@ -111,6 +111,13 @@ async def test_captured_budget_error_uses_the_strips_hint(kit, earlier_profile) 
         ("   ", "bad_json", "Expecting value"),
         # "" becomes {}: the query is then missing.
         ("", "missing_query", ""),
+        # Longer than Python converts: its json raises ValueError, not JSONDecodeError.
+        (
+            '{"query": 1' + "0" * 5000 + "}",
+            "bad_json",
+            "Exceeds the limit (4300 digits) for integer string conversion: value has 5001 digits; "
+            "use sys.set_int_max_str_digits() to increase the limit",
+        ),
     ],
 )
 async def test_earlier_argument_errors(

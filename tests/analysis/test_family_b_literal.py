@@ -64,6 +64,8 @@ def test_beliefs_skip_uncounted_trials_and_read_later_ones() -> None:
     assert ref.fallback.tolist() == [[False, False, True]]
     assert ref.p[0, 1].tolist() == [0.7, 0.3]
     assert ref.p[0, 2].tolist() == pytest.approx([0.05, 0.95])
+    # paper with the protocol off: no family at all, whatever the table holds.
+    assert not fb.beliefs(t, P, protocol_on=False).has.any()
 
 
 def test_beliefs_without_any_stored_vector() -> None:

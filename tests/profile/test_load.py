@@ -192,6 +192,15 @@ def test_spaced_braces_are_literal_text() -> None:
         ('{"name": 1, "name": 2}', "the key 'name' appears twice"),
         ("[1]", "<top level>: must be an object, got an array"),
         ("[" * 100_000, "nested too deeply"),
+        ('{"profile_version": NaN}', "NaN is not a JSON number"),
+        ('{"profile_version": -Infinity}', "-Infinity is not a JSON number"),
+        ('{"profile_version": 1e999}', "1e999 is not a JSON number"),
+        ('{"profile_version": 1' + "0" * 5000 + "}", "a number has more than 4300 digits"),
+        ('{"name": "a\\ud800"}', "name: holds an escaped lone surrogate"),
+        ('{"texts": {"\\udfff": "x"}}', "texts.\\udfff: holds an escaped lone surrogate"),
+        ('{"notes": ["ok", "\\udc00"]}', "notes[1]: holds an escaped lone surrogate"),
+        ('{"a": ' + "[" * 900 + "0" + "]" * 900 + "}", "unknown key"),
+        ('{"a": ' + "[" * 980 + '"\\ud800"' + "]" * 980 + "}", "nested too deeply"),
     ],
 )
 def test_bad_files_are_refused_with_a_message(text: str, expected: str) -> None:

@@ -14,7 +14,7 @@ import pytest
 
 from oracleproto.profile import builtin_profile
 from oracleproto.profile.model import AssistantEcho
-from oracleproto.providers.chat_parse import parse_chat_completion
+from oracleproto.providers.chat_parse import parse_chat_completion, synthesize_tool_call_id
 from oracleproto.providers.echo import declared, echo_message, tool_call_id_for
 from oracleproto.providers.types import ChatResponse, ToolCall, Usage
 from tests.providers.earlier import CAPTURE_FILES, capture, current_profile, earlier_profile
@@ -263,3 +263,26 @@ def test_declared_order_reproduces_every_echo_of_the_earlier_harness(name: str) 
         # The whole request, with every assistant message replaced by our echo, is the captured bytes.
         assert style.encode({**request, "messages": rebuilt}) == exchange.body, f"{name} seq {exchange.seq}"
     assert pairs >= 30, pairs
+
+
+@pytest.mark.parametrize(
+    ("function", "echoed"),
+    [
+        ({"name": "web_search", "arguments": None}, "null"),
+        ({"name": "web_search"}, "null"),
+        ({"name": "web_search", "arguments": {"query": "é"}}, '{"query": "é"}'),
+        ({"name": "web_search", "arguments": ""}, ""),
+    ],
+)
+def test_provider_order_echoes_arguments_as_a_string_and_the_checks_read_null_as_empty(
+    function: dict[str, Any], echoed: str
+) -> None:
+    # Profile §2: arguments become a string, JSON text if not one; §6: null arguments are checked as {}.
+    call = {"type": "function", "function": function}
+    response = parse({"role": "assistant", "content": None, "tool_calls": [call]})
+    (wire,) = echo_message(response, PROVIDER)["tool_calls"]
+    assert wire["function"]["arguments"] == echoed
+    assert wire["id"] == synthesize_tool_call_id("chatcmpl-9", 0, "web_search", echoed)
+    (parsed,) = response.tool_calls
+    assert parsed.id == wire["id"]
+    assert parsed.arguments == ("{}" if function.get("arguments") is None else echoed)
