@@ -83,6 +83,8 @@ class DetectorTemplate:
     #: The page body is shown with its truncation marker (profile ``truncation.detector_sees_marker``).
     sees_marker: bool = False
     fingerprint: str = ""
+    #: An empty page body counts as absent (profile ``tool_result.raw_content_empty_is_absent``, §7).
+    empty_body_is_absent: bool = False
 
     def __post_init__(self) -> None:
         if not self.fingerprint:
@@ -102,6 +104,7 @@ class DetectorTemplate:
             tuple(sorted(profile.detector.missing.items())),
             profile.truncation.detector_sees_marker,
             profile_fingerprint(profile),
+            profile.tool_result.raw_content_empty_is_absent,
         )
 
     @classmethod
@@ -115,7 +118,7 @@ class DetectorTemplate:
             listed = "\n".join(f"  - {problem}" for problem in problems)
             raise ConfigError(f"{source} is not a usable detector prompt template:\n{listed}")
         rules = cls.from_profile(profile if profile is not None else builtin_profile())
-        return cls(text, rules.missing, rules.sees_marker)
+        return cls(text, rules.missing, rules.sees_marker, empty_body_is_absent=rules.empty_body_is_absent)
 
     @classmethod
     def from_file(
@@ -149,7 +152,7 @@ class DetectorTemplate:
 
     def render(self, result: SearchResult, cutoff: date) -> str:
         """The prompt for one result: the template filled with the whitelisted fields only."""
-        body = result.raw_content
+        body = None if result.raw_content == "" and self.empty_body_is_absent else result.raw_content
         # Only a cut body has a marker, and a cut body is never empty (M > 0): the missing-text
         # rules below see the body as Tavily sent it, never a bare marker.
         if body and self.sees_marker:

@@ -120,6 +120,25 @@ def test_fields_without_a_missing_rule_are_used_as_they_are() -> None:
     assert template.render(result(title=None), CUTOFF).startswith("Cutoff 2026-02-28.\nt=(no title)|")
 
 
+@pytest.mark.parametrize("empty_is_absent", [True, False])
+def test_an_empty_body_is_missing_under_absent_or_null_when_the_profile_counts_it_absent(
+    empty_is_absent: bool, tmp_path: Path
+) -> None:
+    # §7: with raw_content_empty_is_absent, "" counts as absent, so §8's absent_or_null rule applies.
+    profile = with_template(
+        builtin_profile(), missing={"raw_content": MissingText("(none)", "absent_or_null")}
+    )
+    tool_result = dataclasses.replace(profile.tool_result, raw_content_empty_is_absent=empty_is_absent)
+    profile = dataclasses.replace(profile, tool_result=tool_result)
+    expected = "|r=(none)" if empty_is_absent else "|r="
+    assert DetectorTemplate.from_profile(profile).render(result(raw_content=""), CUTOFF).endswith(expected)
+    prompt_file = tmp_path / "prompt.txt"
+    prompt_file.write_text(TEMPLATE, encoding="utf-8")
+    from_file = DetectorTemplate.from_file(prompt_file, profile=profile)
+    assert from_file.render(result(raw_content=""), CUTOFF).endswith(expected)
+    assert from_file.render(result(raw_content=None), CUTOFF).endswith("|r=(none)")
+
+
 def test_marker_shown_to_the_detector_only_when_the_profile_says_so() -> None:
     cut = result(raw_content="R", truncation_marker="\n[cut]")
     assert (
