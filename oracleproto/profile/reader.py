@@ -36,9 +36,13 @@ class Reader:
 
     def __init__(self) -> None:
         self.problems: list[str] = []
+        #: Keys reported missing: reading them later (as null) would report them a second time.
+        self._missing: set[str] = set()
 
     def problem(self, path: str, text: str) -> None:
-        """Record one problem at ``path``."""
+        """Record one problem at ``path`` (none at or under a key already reported missing)."""
+        if any(path == gone or path.startswith((f"{gone}.", f"{gone}[")) for gone in self._missing):
+            return
         self.problems.append(f"{path or '<top level>'}: {text}")
 
     def obj(
@@ -59,6 +63,7 @@ class Reader:
         for key in required:
             if key not in value:
                 self.problem(_join(path, key), "missing; add it (see docs/harness-profile.md)")
+                self._missing.add(_join(path, key))
         return value
 
     def string(self, path: str, value: Any) -> str | None:

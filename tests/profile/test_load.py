@@ -177,6 +177,18 @@ def test_every_problem_is_listed_at_once() -> None:
     )
 
 
+def test_a_missing_key_is_reported_once_and_a_null_one_as_null() -> None:
+    data = builtin_profile_data()
+    del data["texts"]
+    del data["llm_request"]["key_order"]
+    data["prompt"] = None
+    lines = _problems(data).splitlines()
+    missing = "missing; add it (see docs/harness-profile.md)"
+    assert [line for line in lines if "texts" in line] == [f"  - texts: {missing}"]
+    assert [line for line in lines if "key_order" in line] == [f"  - llm_request.key_order: {missing}"]
+    assert "  - prompt: must be an object, got null" in lines
+
+
 def test_spaced_braces_are_literal_text() -> None:
     """Only ``{{name}}`` with a-z and _ is a placeholder: other brace runs are text (schema §1)."""
     data = builtin_profile_data()
