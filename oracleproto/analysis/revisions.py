@@ -19,6 +19,11 @@ EXACT_REDUCTIONS = 4
 #: stability of its headline metric (``comparisons.py``: ``summary.json`` ``comparisons`` and the
 #: ``table_pairs`` files); a run published before it is re-scored without them, keeping its bytes.
 HEADLINE_COMPARISONS = 5
+#: From this revision on, ``reference-v4`` CSVs give every number 4 decimals, as the earlier
+#: implementation's do (Table 3's costs had the Markdown table's 2 and 3).
+FOUR_DECIMAL_CSV = 6
+#: The decimals of a ``reference-v4`` CSV number (scoring-conventions.md).
+CSV_DECIMALS = 4
 
 
 def summary_revision(convention: Convention | str) -> int:
@@ -39,3 +44,9 @@ def exact_reductions(revision: int) -> bool:
 def headline_comparisons_of(revision: int) -> bool:
     """Whether an analysis at ``revision`` reports pairwise tests and ranks of its headline metric."""
     return revision >= HEADLINE_COMPARISONS
+
+
+def four_decimal_csv(convention: Convention, revision: int | None) -> bool:
+    """Whether CSVs at ``revision`` (None: this code's) under ``convention`` give numbers 4 decimals."""
+    current = summary_revision(convention) if revision is None else revision
+    return convention is Convention.REFERENCE_V4 and current >= FOUR_DECIMAL_CSV

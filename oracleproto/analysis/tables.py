@@ -11,10 +11,11 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from oracleproto.analysis.report import AnalysisResult
+from oracleproto.analysis.revisions import CSV_DECIMALS, four_decimal_csv
 
 
 @dataclass(frozen=True)
@@ -270,6 +271,8 @@ def render_csv(result: AnalysisResult, name: str, style: TableStyle = DEFAULT_ST
     ``<header> CI high`` columns (numbers stay numbers for spreadsheets).
     """
     _, columns = TABLES[name]
+    if style.decimals is None and four_decimal_csv(result.convention, result.revision):
+        style = replace(style, decimals=CSV_DECIMALS)
     with_ci = [style.ci and c.stat is not None for c in columns]
     header: list[str] = []
     for col, ci in zip(columns, with_ci, strict=True):

@@ -221,6 +221,23 @@ def test_table3_shows_the_cost_source(run: Path, prices: Path) -> None:
     assert bare.count("| n/a |") == 2
 
 
+def test_reference_v4_csvs_give_costs_four_decimals_from_revision_6(run: Path, prices: Path) -> None:
+    # scoring-conventions.md: reference-v4 rounds its CSV values to 4 decimals, as the earlier code did.
+    table = load_prices(prices)
+
+    def costs(**kw: Any) -> list[list[str]]:
+        rows = render_csv(analyze_run(run, prices=table, bootstrap_samples=0, **kw), "table3_overall")
+        return [row.split(",")[2:4] for row in rows.splitlines()[1:]]
+
+    # 0.054 USD in all; per correct answer 0.0133… (reference-v4's count of correct answers).
+    assert costs(convention="reference-v4")[0] == ["0.0540", "0.0133"]
+    assert costs(convention="reference-v4", revision=5)[0] == ["0.05", "0.013"]
+    assert costs(convention="paper")[0] == ["0.05", "0.015"]
+    # The Markdown table keeps the paper's decimals under both conventions.
+    reference = analyze_run(run, "reference-v4", prices=table, bootstrap_samples=0)
+    assert "| 0.05 | 0.013 |" in render_markdown(reference, "table3_overall")
+
+
 def test_credit_price_from_the_cli_and_the_setting(run: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     invoked = CliRunner().invoke(

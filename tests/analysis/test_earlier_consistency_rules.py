@@ -150,11 +150,13 @@ def test_majority_vote_gain_at_n_1(tmp_path: Path) -> None:
 
 def test_summary_records_the_revision_of_its_convention(tmp_path: Path) -> None:
     run = _n1_run(tmp_path)
-    # Revision 5 (pairwise tests and ranks of composite accuracy) changed both conventions.
+    # Revision 5 (pairwise tests and ranks of composite accuracy) changed both conventions; revision 6
+    # (four-decimal CSVs) only reference-v4.
     assert '"analysis_revision": 5,' in summary_json(analyze_run(run, P, bootstrap_samples=0))
-    assert '"analysis_revision": 5,' in summary_json(analyze_run(run, R, bootstrap_samples=0))
+    assert '"analysis_revision": 6,' in summary_json(analyze_run(run, R, bootstrap_samples=0))
+    assert '"analysis_revision": 5,' in summary_json(analyze_run(run, R, bootstrap_samples=0, revision=5))
     assert '"analysis_revision": 4,' in summary_json(analyze_run(run, R, bootstrap_samples=0, revision=4))
     assert '"majority_vote_gain": null,' in summary_json(analyze_run(run, R, bootstrap_samples=0))
     assert '"analysis_revision": 3,' in summary_json(analyze_run(run, R, bootstrap_samples=0, revision=3))
     assert '"analysis_revision": 2,' in summary_json(analyze_run(run, R, bootstrap_samples=0, revision=2))
-    assert (summary_revision(P), summary_revision(R)) == (5, 5)
+    assert (summary_revision(P), summary_revision(R)) == (5, 6)
