@@ -25,7 +25,7 @@ from oracleproto.primitives.usage_cost import (
     token_count,
 )
 from oracleproto.providers.classify import classify_error_object
-from oracleproto.providers.content_blocks import split_content
+from oracleproto.providers.content_blocks import echo_text, split_content
 from oracleproto.providers.types import ChatResponse, Message, ToolCall, Usage
 
 
@@ -159,7 +159,8 @@ def parse_chat_completion(raw: bytes | str, *, latency_ms: int, received_at: dat
     split = split_content(message.get("content"))
     content = split.text
     tool_calls, wire_calls = _parse_tool_calls(message.get("tool_calls"), response_id)
-    assistant: Message = {**message, "role": message.get("role") or "assistant", "content": content}
+    echoed = echo_text(message.get("content"))
+    assistant: Message = {**message, "role": message.get("role") or "assistant", "content": echoed}
     if wire_calls:
         assistant["tool_calls"] = wire_calls
     else:

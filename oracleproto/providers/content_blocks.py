@@ -67,3 +67,19 @@ def split_content(content: Any) -> SplitContent:
         return SplitContent(json.dumps(content, ensure_ascii=False), None)
     # Text chunks are consecutive pieces of one reply, so they join without a separator.
     return SplitContent("".join(texts) if texts else None, "\n".join(thoughts) if thoughts else None)
+
+
+def echo_text(content: Any) -> str | None:
+    """``content`` as the ``provider_order`` echo sends it back (harness profile §2).
+
+    A block list becomes the joined text of its ``text``/``output_text`` blocks, null when every
+    block holds reasoning; other non-string JSON becomes its text. Unlike :func:`split_content`
+    (what the answer parser reads), a list of only unknown blocks (an image) echoes as ``""``.
+    """
+    if content is None or isinstance(content, str):
+        return content
+    if not is_block_list(content):
+        return json.dumps(content, ensure_ascii=False)
+    if all(block["type"] in REASONING_BLOCKS for block in content):
+        return None
+    return "".join(_chunk_text(block.get("text")) for block in content if block["type"] in TEXT_BLOCKS)

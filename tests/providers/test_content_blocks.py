@@ -16,7 +16,7 @@ import pytest
 
 from oracleproto.primitives.clock import FakeClock
 from oracleproto.providers.chat_parse import parse_chat_completion
-from oracleproto.providers.content_blocks import split_content
+from oracleproto.providers.content_blocks import echo_text, split_content
 from oracleproto.providers.detector import LeakDetector
 from oracleproto.providers.llm import OpenAIChatClient
 from oracleproto.providers.types import SearchResult
@@ -136,6 +136,39 @@ WHEN = datetime(2026, 1, 1, tzinfo=UTC)
 def test_split_content(content: Any, text: str | None, reasoning: str | None) -> None:
     split = split_content(content)
     assert (split.text, split.reasoning) == (text, reasoning)
+
+
+THINKING_BLOCK = {"type": "thinking", "thinking": "hmm"}
+IMAGE_BLOCK = {"type": "image_url", "image_url": {"url": "u"}}
+
+
+@pytest.mark.parametrize(
+    ("content", "echoed", "parsed"),
+    [
+        # Profile §2 (provider_order): the text blocks joined, null when every block is reasoning ...
+        ([THINKING_BLOCK, {"type": "text", "text": "a"}, {"type": "output_text", "text": "b"}], "ab", "ab"),
+        ([THINKING_BLOCK, {"type": "reasoning", "text": "x"}], None, None),
+        # ... so a list without text blocks but not only reasoning echoes as "", while the answer
+        # parser still reads the unknown blocks as JSON text (nothing vanishes from the reply).
+        ([IMAGE_BLOCK], "", json.dumps([IMAGE_BLOCK])),
+        ([THINKING_BLOCK, IMAGE_BLOCK], "", None),
+        # Not a block list: its JSON text in both.
+        ([], "[]", "[]"),
+        ({"title": "t"}, '{"title": "t"}', '{"title": "t"}'),
+        ("plain", "plain", "plain"),
+        (None, None, None),
+    ],
+)
+def test_the_provider_order_echo_follows_the_profile(
+    content: Any, echoed: str | None, parsed: str | None
+) -> None:
+    assert echo_text(content) == echoed
+    body = {"id": "r", "choices": [{"message": {"role": "assistant", "content": content}}]}
+    response = parse_chat_completion(
+        json.dumps(body), latency_ms=1, received_at=datetime(2026, 1, 1, tzinfo=UTC)
+    )
+    assert response.assistant_message is not None
+    assert (response.assistant_message["content"], response.content) == (echoed, parsed)
 
 
 def test_tool_calls_next_to_thinking_blocks_parse() -> None:
