@@ -3,7 +3,8 @@
 Keys of the existing layout are required with their meaning unchanged; our additions
 (``cassettes``, ``oracleproto_version``, ``refresh``, ``sample_entries_root``) are optional so
 manifests written by the earlier implementation load, and they are omitted on write when unset
-so such a manifest round-trips byte-identically. Unknown keys (added by later versions) are kept, not dropped.
+so such a manifest round-trips byte-identically but for the final newline, which that code does
+not write (``verify/earlier.py`` accepts both). Unknown keys (added by later versions) are kept.
 """
 
 from __future__ import annotations

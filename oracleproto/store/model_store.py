@@ -30,10 +30,12 @@ from oracleproto.store.run_meta import IDENTITY_FIELDS, RunMeta
 from oracleproto.store.schema import (
     PAGE_CACHE_SIZE,
     SAMPLE_ENTRIES_TABLE,
+    SCHEMA_VERSION,
     apply_pragmas,
     init_schema,
     sample_column,
     sample_columns,
+    stored_version,
     table_columns,
 )
 
@@ -421,6 +423,12 @@ def _stored_sampling_n(conn: sqlite3.Connection, path: Path) -> int:
     existing = table_columns(conn, "run_results")
     if not existing:
         raise StoreError(f"{path}: no run_results table; this is not a per-model run database")
+    # A newer schema may give its columns other meanings: read as version 5 it could score wrongly.
+    if (version := stored_version(conn)) > SCHEMA_VERSION:
+        raise StoreError(
+            f"{path}: schema version {version} is newer than this oracleproto understands "
+            f"({SCHEMA_VERSION}); upgrade oracleproto to read this run"
+        )
     if table_columns(conn, "run_meta"):
         row = conn.execute("SELECT sampling_n FROM run_meta").fetchone()
         if row is not None and isinstance(row[0], int) and row[0] > 0:

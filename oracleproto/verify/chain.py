@@ -25,6 +25,7 @@ from oracleproto.store import (
     parse_virtual_slug,
 )
 from oracleproto.store.codec import encode_options
+from oracleproto.store.naming import model_file_name
 from oracleproto.verify.findings import Check, failed, passed
 
 QuestionRow = tuple[str, str, str, str, str, str]
@@ -134,21 +135,41 @@ def check_database(
                 f"run_meta.prompt_templates_hash is {meta.prompt_templates_hash[:16]}…",
             )
         )
+    checks.append(_questions_check(path, label, manifest))
+    return checks, meta
+
+
+def _questions_check(path: Path, label: str, manifest: Manifest) -> Check:
+    """The DB's questions are the manifest's, which lists them by end_time, then id (run-layout.md)."""
     what = f"{label} questions ↔ manifest filters"
     try:
-        ids = sorted(str(r[0]) for r in _table(path, "SELECT id FROM questions"))
+        rows = [(str(r[1]), str(r[0])) for r in _table(path, "SELECT id, end_time FROM questions")]
     except sqlite3.DatabaseError as exc:
-        checks.append(failed(what, f"{label}: table questions cannot be read ({exc})"))
-        return checks, meta
-    want = sorted(manifest.filters.question_ids)
-    checks.append(
-        passed(what)
-        if ids == want
-        else failed(
-            what, f"{label}: table questions holds ids {sorted(set(ids) ^ set(want))} unlike the manifest"
+        return failed(what, f"{label}: table questions cannot be read ({exc})")
+    listed = list(manifest.filters.question_ids)
+    if sorted(qid for _, qid in rows) != sorted(listed):
+        differ = sorted({qid for _, qid in rows} ^ set(listed))
+        return failed(what, f"{label}: table questions holds ids {differ} unlike the manifest")
+    if [qid for _, qid in sorted(rows)] != listed:
+        return failed(
+            what,
+            f"{label}: manifest.json filters.question_ids is not ordered by end_time, then id, as "
+            "the questions table dates them",
         )
-    )
-    return checks, meta
+    return passed(what)
+
+
+def check_file_names(manifest: Manifest) -> Check:
+    """Each model file is named from its virtual slug by the layout's rule (run-layout.md)."""
+    wrong = [
+        f"{slug!r} → {name!r} (the rule gives {model_file_name(slug)!r})"
+        for slug, name in manifest.model_files.items()
+        if name != model_file_name(slug)
+    ]
+    what = "manifest.json model_files ↔ naming rule"
+    if wrong:
+        return failed(what, "; ".join(wrong[:5]) + "; a reader of the layout looks for the rule's name")
+    return passed(what, f"{len(manifest.model_files)} file names")
 
 
 def check_snapshots_agree(metas: dict[str, RunMeta]) -> Check:

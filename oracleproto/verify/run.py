@@ -12,7 +12,13 @@ from oracleproto.runner.reconstruct import settings_from_snapshot
 from oracleproto.store import Manifest, RunDir, RunMeta
 from oracleproto.verify.attest import ATTESTATION_NAME, check_files, load_attestation
 from oracleproto.verify.cassettes import PendingCassettes, start_check_cassettes
-from oracleproto.verify.chain import check_database, check_dataset, check_snapshots_agree, find_dataset
+from oracleproto.verify.chain import (
+    check_database,
+    check_dataset,
+    check_file_names,
+    check_snapshots_agree,
+    find_dataset,
+)
 from oracleproto.verify.earlier import (
     accepted_manifest_bytes,
     analysis_settings,
@@ -216,6 +222,7 @@ def _databases_onward(
             metas[f"db/{path.name}"] = meta
     if len(metas) != len(db_paths) or not metas:
         return
+    report.checks.append(check_file_names(manifest))
     progress("dataset hash chain")
     if earlier and dataset is None:
         # The earlier implementation names its dataset: the SOURCE_DB of its snapshots (which agree).

@@ -71,8 +71,11 @@ def dataset_checks(dbs: tuple[str, ...]) -> list[str]:
 #: A run of ours from the manifest to the cassettes' root digest (attestation present).
 HEAD = ["manifest.json", "attestation.json", "files ↔ attestation", *CASSETTES, "cassettes root digest"]
 ALL_DBS = [what for name in DBS for what in db_checks(name)]
+#: The model files' names against the layout's rule (once every database could be read).
+FILE_NAMES = "manifest.json model_files ↔ naming rule"
 #: The checks between the databases and the dataset, for a run of ours.
 MIDDLE = [
+    FILE_NAMES,
     "sample entries root",
     "config_snapshot agreement",
     "harness profile: built-in, recorded before harness profiles",
@@ -86,6 +89,7 @@ EARLIER_HEAD = [
     "cassettes",
     "sample entries root",
     *(what for name in EARLIER_DBS for what in db_checks(name)),
+    FILE_NAMES,
     "earlier-implementation layout",
     "config_snapshot agreement",
 ]
@@ -570,6 +574,57 @@ def test_a_run_without_models_stops_after_the_databases(demo_copy: Path, no_rege
     report, progress = verify(demo_copy)
     assert whats(report) == ["manifest.json", "attestation.json", *CASSETTES, "cassettes root digest"]
     assert progress == ["manifest", "cassettes", "databases"]
+
+
+def test_a_model_file_named_against_the_layouts_rule_fails(
+    demo_copy: Path, no_regeneration: list[Any]
+) -> None:
+    # run-layout.md names each DB from its virtual slug: another reader would look for that name.
+    (demo_copy / "attestation.json").unlink()
+    manifest = Manifest.load(demo_copy / "manifest.json")
+    files = {**manifest.model_files, SLUGS[0]: "whatever.db"}
+    (demo_copy / "manifest.json").write_text(
+        manifest.model_copy(update={"model_files": files}).to_json(), encoding="utf-8"
+    )
+    (demo_copy / "db" / DBS[0]).rename(demo_copy / "db" / "whatever.db")
+    report, _ = verify(demo_copy)
+    assert by_what(report, FILE_NAMES) == failed(
+        FILE_NAMES,
+        f"{SLUGS[0]!r} → 'whatever.db' (the rule gives {DBS[0]!r}); a reader of the layout looks for the "
+        "rule's name",
+    )
+
+
+def test_question_ids_out_of_the_layouts_order_fail(demo_copy: Path, no_regeneration: list[Any]) -> None:
+    # run-layout.md orders filters.question_ids by end_time, then id.
+    (demo_copy / "attestation.json").unlink()
+    manifest = Manifest.load(demo_copy / "manifest.json")
+    ids = list(reversed(manifest.filters.question_ids))
+    edited = manifest.model_copy(
+        update={"filters": manifest.filters.model_copy(update={"question_ids": ids})}
+    )
+    (demo_copy / "manifest.json").write_text(edited.to_json(), encoding="utf-8")
+    report, _ = verify(demo_copy)
+    assert by_what(report, f"db/{DBS[0]} questions ↔ manifest filters") == failed(
+        f"db/{DBS[0]} questions ↔ manifest filters",
+        f"db/{DBS[0]}: manifest.json filters.question_ids is not ordered by end_time, then id, as the "
+        "questions table dates them",
+    )
+
+
+def test_a_database_of_a_newer_schema_is_not_read(demo_copy: Path, no_regeneration: list[Any]) -> None:
+    (demo_copy / "attestation.json").unlink()
+    path = demo_copy / "db" / DBS[0]
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute("INSERT INTO schema_version (version, applied_at) VALUES (6, 'later')")
+    conn.close()
+    report, _ = verify(demo_copy)
+    check = by_what(report, f"db/{DBS[0]} sqlite")
+    assert check.status == "FAIL"
+    assert (
+        "schema version 6 is newer than this oracleproto understands (5); upgrade oracleproto" in check.detail
+    )
 
 
 # --- the dataset ----------------------------------------------------------------------------------
