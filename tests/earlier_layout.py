@@ -29,7 +29,7 @@ from oracleproto.agent.result import SAMPLE_FIELDS
 from oracleproto.analysis import analyze_run, write_analysis
 from oracleproto.dataset.demo import demo_db_path
 from oracleproto.dataset.hashes import metadata_hash, source_db_hash
-from oracleproto.dataset.loader import load_questions, load_templates, read_features_json, read_raw_rows
+from oracleproto.dataset.loader import load_questions, read_features_json, read_raw_rows, verbatim_templates
 from oracleproto.primitives.hashing import sha256_16
 from oracleproto.prompts import prompt_templates_hash
 from oracleproto.prompts.protocols import REFLECTION_PROTOCOL_TEXT
@@ -127,7 +127,9 @@ def demo_dataset(path: Path | None = None) -> Dataset:
     _, raw = read_raw_rows(source)
     order = {q.id: i for i, q in enumerate(load_questions(source))}
     rows = sorted(raw, key=lambda r: order[str(r["id"])])
-    templates = load_templates(source)
+    # As the layout defines them: the dataset's template keys as written (a legacy single
+    # multiple-choice key stays one key).
+    templates = verbatim_templates(source)
     hashes = {
         "source_db": source_db_hash(source),
         "metadata": metadata_hash(read_features_json(source)),
@@ -329,8 +331,10 @@ def earlier_manifest(dataset: Dataset) -> dict[str, Any]:
     }
 
 
-def write_earlier_run(runs_root: Path, *, analysis: bool = True, questions: int | None = None) -> Path:
-    """``runs_root/RUN_ID``: a finished earlier-implementation run over the demo dataset.
+def write_earlier_run(
+    runs_root: Path, *, analysis: bool = True, questions: int | None = None, source: Path | None = None
+) -> Path:
+    """``runs_root/RUN_ID``: a finished earlier-implementation run over the demo dataset (or ``source``).
 
     A copy of the dataset goes to ``runs_root.parent`` as the snapshot's ``SOURCE_DB`` names it.
     ``questions``: seed only the first that many questions (in end-time order), for a run small
@@ -339,7 +343,7 @@ def write_earlier_run(runs_root: Path, *, analysis: bool = True, questions: int 
     run = runs_root / RUN_ID
     for sub in ("db", "analysis", "logs"):
         (run / sub).mkdir(parents=True)
-    dataset = demo_dataset()
+    dataset = demo_dataset(source)
     if questions is not None:
         dataset = replace(dataset, rows=dataset.rows[:questions])
     (runs_root.parent / SOURCE_DB).write_bytes(dataset.path.read_bytes())

@@ -219,6 +219,17 @@ def normalise_legacy_templates(mapping: object) -> object:
     return {**mapping, single: legacy, multi: legacy}
 
 
+def verbatim_templates(db_path: Path | str) -> PromptTemplates:
+    """The dataset's ``prompt_reconstruction`` as written, without the legacy key's two stand-ins.
+
+    What run-layout.md hashes and stores (the earlier implementation's ``prompt_templates_hash``
+    and table); :func:`load_templates` adds the stand-ins for rendering. Same validation.
+    """
+    templates = load_templates(db_path)
+    raw = json.loads(read_features_json(db_path))["prompt_reconstruction"]
+    return PromptTemplates.from_mapping({key: templates[key] for key in raw})
+
+
 def load_templates(db_path: Path | str) -> PromptTemplates:
     """The ``prompt_reconstruction`` templates of the DB; ``DatasetError`` if absent or incomplete."""
     templates, problems = templates_from_features(read_features_json(db_path))

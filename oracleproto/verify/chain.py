@@ -11,7 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from oracleproto.dataset.hashes import metadata_hash, source_db_hash
-from oracleproto.dataset.loader import load_questions, load_templates, read_features_json
+from oracleproto.dataset.loader import (
+    load_questions,
+    load_templates,
+    read_features_json,
+    verbatim_templates,
+)
 from oracleproto.dataset.models import PromptTemplates
 from oracleproto.errors import OracleprotoError
 from oracleproto.primitives.sqlite_readonly import connect_readonly
@@ -203,13 +208,24 @@ def _question_rows(path: Path) -> dict[str, QuestionRow]:
 _QUESTION_COLUMNS = ("choice_type", "question_type", "event", "options", "answer", "end_time")
 
 
+def _recorded_templates(dataset: Path, recorded: str) -> PromptTemplates:
+    """The dataset's templates in the form the run hashed them.
+
+    For a dataset with the legacy single multiple-choice key, run-layout.md (and the earlier
+    implementation) hash and store its keys as written, while oracleproto records them with the
+    two stand-in keys it renders from: either form is this dataset's, so the recorded one is used.
+    """
+    verbatim = verbatim_templates(dataset)
+    return verbatim if prompt_templates_hash(verbatim) == recorded else load_templates(dataset)
+
+
 def check_dataset(dataset: Path, manifest: Manifest, dbs: dict[str, Path]) -> list[Check]:
     """Recompute the dataset links (source, metadata, templates) and compare the seeded questions."""
     checks: list[Check] = []
     hashes = manifest.hashes
     actual_source = source_db_hash(dataset)
     actual_meta = metadata_hash(read_features_json(dataset))
-    templates = load_templates(dataset)
+    templates = _recorded_templates(dataset, hashes.prompt_templates)
     actual_templates = prompt_templates_hash(templates)
     for name, recorded, actual in (
         ("source_db", hashes.source_db, actual_source),

@@ -697,6 +697,24 @@ def test_an_earlier_run_given_its_dataset_is_not_looked_up(
     assert report.ok, report.failures
 
 
+def test_an_earlier_run_over_a_dataset_with_the_single_multiple_choice_key_verifies(
+    earlier_harness: Path, tmp_path: Path, no_regeneration: list[Any]
+) -> None:
+    # The earlier implementation's own dataset has one multiple-choice template key: the layout
+    # hashes and stores its keys as written; oracleproto renders from two stand-ins for it.
+    source = earlier_harness / "forecast_eval_set.subset.db"
+    run = write_earlier_run(tmp_path / "runs", analysis=False, source=source)
+    report, _ = verify(run)
+    templates = json.loads((run / "manifest.json").read_text(encoding="utf-8"))["hashes"]["prompt_templates"]
+    assert by_what(report, "dataset prompt_templates hash") == passed(
+        "dataset prompt_templates hash", templates[:16] + "…"
+    )
+    for name in EARLIER_DBS:
+        assert by_what(report, f"db/{name} questions ↔ dataset").status == "pass"
+        assert by_what(report, f"db/{name} prompt_templates ↔ run_meta").status == "pass"
+    assert report.ok, report.failures
+
+
 def test_an_earlier_run_finds_a_dataset_carried_with_it(
     earlier_copy: Path, tmp_path: Path, no_regeneration: list[Any]
 ) -> None:
