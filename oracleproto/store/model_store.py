@@ -423,8 +423,12 @@ def _stored_sampling_n(conn: sqlite3.Connection, path: Path) -> int:
     existing = table_columns(conn, "run_results")
     if not existing:
         raise StoreError(f"{path}: no run_results table; this is not a per-model run database")
+    try:
+        version = stored_version(conn)
+    except sqlite3.DatabaseError as exc:  # a schema_version table of another shape
+        raise StoreError(f"{path}: table schema_version cannot be read ({exc})") from None
     # A newer schema may give its columns other meanings: read as version 5 it could score wrongly.
-    if (version := stored_version(conn)) > SCHEMA_VERSION:
+    if version > SCHEMA_VERSION:
         raise StoreError(
             f"{path}: schema version {version} is newer than this oracleproto understands "
             f"({SCHEMA_VERSION}); upgrade oracleproto to read this run"

@@ -627,6 +627,20 @@ def test_a_database_of_a_newer_schema_is_not_read(demo_copy: Path, no_regenerati
     )
 
 
+def test_a_schema_version_table_of_another_shape_is_reported(
+    demo_copy: Path, no_regeneration: list[Any]
+) -> None:
+    (demo_copy / "attestation.json").unlink()
+    conn = sqlite3.connect(demo_copy / "db" / DBS[0])
+    with conn:
+        conn.execute("DROP TABLE schema_version")
+        conn.execute("CREATE TABLE schema_version (release TEXT)")
+    conn.close()
+    check = by_what(verify(demo_copy)[0], f"db/{DBS[0]} sqlite")
+    assert check.status == "FAIL"
+    assert "table schema_version cannot be read (no such column: version)" in check.detail
+
+
 # --- the dataset ----------------------------------------------------------------------------------
 
 
