@@ -29,7 +29,7 @@ from oracleproto.agent.result import SAMPLE_FIELDS
 from oracleproto.analysis import analyze_run, write_analysis
 from oracleproto.dataset.demo import demo_db_path
 from oracleproto.dataset.hashes import metadata_hash, source_db_hash
-from oracleproto.dataset.loader import load_questions, read_features_json, read_raw_rows, verbatim_templates
+from oracleproto.dataset.loader import load_questions, read_features_json, read_raw_rows, template_forms
 from oracleproto.primitives.hashing import sha256_16
 from oracleproto.prompts import prompt_templates_hash
 from oracleproto.prompts.protocols import REFLECTION_PROTOCOL_TEXT
@@ -129,7 +129,7 @@ def demo_dataset(path: Path | None = None) -> Dataset:
     rows = sorted(raw, key=lambda r: order[str(r["id"])])
     # As the layout defines them: the dataset's template keys as written (a legacy single
     # multiple-choice key stays one key).
-    templates = verbatim_templates(source)
+    _, templates = template_forms(source)
     hashes = {
         "source_db": source_db_hash(source),
         "metadata": metadata_hash(read_features_json(source)),

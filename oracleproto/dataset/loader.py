@@ -219,15 +219,19 @@ def normalise_legacy_templates(mapping: object) -> object:
     return {**mapping, single: legacy, multi: legacy}
 
 
-def verbatim_templates(db_path: Path | str) -> PromptTemplates:
-    """The dataset's ``prompt_reconstruction`` as written, without the legacy key's two stand-ins.
+def template_forms(db_path: Path | str) -> tuple[PromptTemplates, PromptTemplates]:
+    """The DB's templates as :func:`load_templates` gives them, and as written.
 
-    What run-layout.md hashes and stores (the earlier implementation's ``prompt_templates_hash``
-    and table); :func:`load_templates` adds the stand-ins for rendering. Same validation.
+    As written: without the legacy key's two stand-ins, what run-layout.md hashes and stores (the
+    earlier implementation's ``prompt_templates_hash`` and table). ``DatasetError`` as
+    :func:`load_templates`.
     """
-    templates = load_templates(db_path)
-    raw = json.loads(read_features_json(db_path))["prompt_reconstruction"]
-    return PromptTemplates.from_mapping({key: templates[key] for key in raw})
+    features = read_features_json(db_path)
+    templates, problems = templates_from_features(features)
+    if templates is None:
+        raise DatasetError(str(db_path), problems)
+    written = json.loads(features)["prompt_reconstruction"]  # an object: validated just above
+    return templates, PromptTemplates.from_mapping({key: templates[key] for key in written})
 
 
 def load_templates(db_path: Path | str) -> PromptTemplates:

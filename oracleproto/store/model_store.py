@@ -111,6 +111,7 @@ class ModelStore:
         """Open a DB read-only as written (ours or the earlier implementation's); no migration."""
         conn = _connect(path, readonly=True)
         try:
+            _refuse_newer_schema(conn, path)
             n = _stored_sampling_n(conn, path)
         except BaseException:
             conn.close()
@@ -419,20 +420,23 @@ def _is_done(created_at: SqlValue, error: SqlValue) -> bool:
     return created_at is not None and (error is None or error in EXCLUSION_ERRORS)
 
 
-def _stored_sampling_n(conn: sqlite3.Connection, path: Path) -> int:
-    existing = table_columns(conn, "run_results")
-    if not existing:
-        raise StoreError(f"{path}: no run_results table; this is not a per-model run database")
+def _refuse_newer_schema(conn: sqlite3.Connection, path: Path) -> None:
+    """StoreError for a DB of a newer schema: its columns may mean other things than version 5's."""
     try:
         version = stored_version(conn)
     except sqlite3.DatabaseError as exc:  # a schema_version table of another shape
         raise StoreError(f"{path}: table schema_version cannot be read ({exc})") from None
-    # A newer schema may give its columns other meanings: read as version 5 it could score wrongly.
     if version > SCHEMA_VERSION:
         raise StoreError(
             f"{path}: schema version {version} is newer than this oracleproto understands "
             f"({SCHEMA_VERSION}); upgrade oracleproto to read this run"
         )
+
+
+def _stored_sampling_n(conn: sqlite3.Connection, path: Path) -> int:
+    existing = table_columns(conn, "run_results")
+    if not existing:
+        raise StoreError(f"{path}: no run_results table; this is not a per-model run database")
     if table_columns(conn, "run_meta"):
         row = conn.execute("SELECT sampling_n FROM run_meta").fetchone()
         if row is not None and isinstance(row[0], int) and row[0] > 0:

@@ -11,12 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from oracleproto.dataset.hashes import metadata_hash, source_db_hash
-from oracleproto.dataset.loader import (
-    load_questions,
-    load_templates,
-    read_features_json,
-    verbatim_templates,
-)
+from oracleproto.dataset.loader import load_questions, read_features_json, template_forms
 from oracleproto.dataset.models import PromptTemplates
 from oracleproto.errors import OracleprotoError
 from oracleproto.primitives.sqlite_readonly import connect_readonly
@@ -215,8 +210,8 @@ def _recorded_templates(dataset: Path, recorded: str) -> PromptTemplates:
     implementation) hash and store its keys as written, while oracleproto records them with the
     two stand-in keys it renders from: either form is this dataset's, so the recorded one is used.
     """
-    verbatim = verbatim_templates(dataset)
-    return verbatim if prompt_templates_hash(verbatim) == recorded else load_templates(dataset)
+    rendered, written = template_forms(dataset)
+    return written if prompt_templates_hash(written) == recorded else rendered
 
 
 def check_dataset(dataset: Path, manifest: Manifest, dbs: dict[str, Path]) -> list[Check]:
