@@ -224,17 +224,22 @@ def test_live_efficiency_row_fails_with_a_wait_in_the_request_path(monkeypatch: 
     small = live.LiveRun(
         fail_429=0.0, fail_5xx=0.0, source_db=demo_db_path(), models=1, samples=1, question_limit=4
     )
-    clean, _, _ = live.efficiency(None, small)
     original = RecordReplay.handle_async
 
     async def waits(self: RecordReplay, channel: str, request: object) -> object:
         await asyncio.sleep(0.5)  # outside the attempt the provider times: the ideal bound is unchanged
         return await original(self, channel, request)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(RecordReplay, "handle_async", waits)
-    bad, _, _ = live.efficiency(None, small)
-    # A ratio, not a difference: under load the clean run's own efficiency can sit far below the
-    # target; the waits (half a second per request, 2.5 times the simulator's median latency, and
-    # far above a loaded request's own time) still divide it.
-    assert bad < clean * 0.7, (bad, clean)
+    with monkeypatch.context() as patched:
+        patched.setattr(RecordReplay, "handle_async", waits)
+        bad, _, _ = live.efficiency(None, small)
+    # A ratio, not a difference: the waits (half a second per request, 2.5 times the simulator's
+    # median latency, and far above a loaded request's own time) divide the efficiency. A machine
+    # busy with other work only lowers it: a clean run starved of CPU once measured 0.17 against
+    # the waiting run's 0.24 (0.66 against 0.26 when quiet). So the clean side is the best of up
+    # to three runs; the waiting side is measured once, since load can only lower it further.
+    cleans = [live.efficiency(None, small)[0]]
+    while bad >= max(cleans) * 0.7 and len(cleans) < 3:
+        cleans.append(live.efficiency(None, small)[0])
+    assert bad < max(cleans) * 0.7, (bad, cleans)
     assert not targets.Row("live", "", "", bad, targets.LIVE_TARGET, at_most=False).ok
