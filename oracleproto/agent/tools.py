@@ -22,7 +22,7 @@ from oracleproto.agent.status import Counters, StatusTexts
 from oracleproto.errors import ConfigError
 from oracleproto.profile.model import HarnessProfile
 from oracleproto.profile.placeholders import fill
-from oracleproto.providers.types import Message, SearchTool, ToolCall, ToolSchema
+from oracleproto.providers.types import Message, SearchTool, ToolCall, ToolCallId, ToolSchema
 
 SEARCH_TOOL_NAME = "web_search"
 
@@ -95,7 +95,7 @@ class ToolRound:
     end_date: date
     max_results: int
     #: The tool_call_id each call's message carries (per the profile's echo mode).
-    call_ids: list[str] = field(default_factory=list)
+    call_ids: list[ToolCallId] = field(default_factory=list)
 
     def counters(self, state: ToolState) -> Counters:
         """Read at answer time: a search earlier in the same turn shows in later statuses."""
@@ -137,7 +137,7 @@ class ToolRound:
             return _Failure("missing_query"), None
         return None, query.strip() if calls.query_whitespace == "strip" else query
 
-    def _error(self, call: ToolCall, call_id: str, failure: _Failure, state: ToolState) -> Message:
+    def _error(self, call: ToolCall, call_id: ToolCallId, failure: _Failure, state: ToolState) -> Message:
         counters = self.counters(state)
         calls = self.profile.tool_calls
         error = calls.errors[failure.kind]

@@ -124,9 +124,10 @@ def _parse_tool_calls(raw: Any, response_id: str | None) -> tuple[tuple[ToolCall
         # tool-call checks (§6) read null as {}.
         echoed = given if isinstance(given, str) else json.dumps(given, ensure_ascii=False)
         arguments = "{}" if given is None else echoed
+        # §2 replaces a missing or empty id only: any other value (a number, an object) is the id.
         raw_id = item.get("id")
-        provided = raw_id if isinstance(raw_id, str) and raw_id else None
-        call_id = provided or synthesize_tool_call_id(response_id, index, name, echoed)
+        provided = None if raw_id is None or raw_id == "" else raw_id
+        call_id = synthesize_tool_call_id(response_id, index, name, echoed) if provided is None else provided
         calls.append(ToolCall(id=call_id, name=name, arguments=arguments, raw_id=provided))
         wire.append({**item, "id": call_id, "function": {**function, "arguments": echoed}})
     return tuple(calls), wire

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from oracleproto.profile.model import AssistantEcho
-from oracleproto.providers.types import ChatResponse, Message, ToolCall
+from oracleproto.providers.types import ChatResponse, Message, ToolCall, ToolCallId
 
 #: Nested objects of a message that keep their own declared order: the key, and its kind.
 _MESSAGE_OBJECTS = (("function_call", "function_call"), ("audio", "audio"))
@@ -103,7 +103,7 @@ def echo_message(response: ChatResponse, echo: AssistantEcho) -> Message:
     return declared_order_message(copy.deepcopy(source), echo.declared_key_orders)
 
 
-def tool_call_id_for(call: ToolCall, echo: AssistantEcho) -> str:
+def tool_call_id_for(call: ToolCall, echo: AssistantEcho) -> ToolCallId:
     """The ``tool_call_id`` of the tool message answering ``call``.
 
     ``provider_order`` echoes normalised ids, so the tool message uses the same (possibly
@@ -111,4 +111,4 @@ def tool_call_id_for(call: ToolCall, echo: AssistantEcho) -> str:
     """
     if echo.mode == "provider_order":
         return call.id
-    return call.raw_id or ""
+    return "" if call.raw_id is None else call.raw_id

@@ -15,6 +15,10 @@ from typing import Any, Protocol
 Message = dict[str, Any]
 #: An OpenAI tool schema (``{"type": "function", "function": {...}}``).
 ToolSchema = dict[str, Any]
+#: A tool call's ``id`` as the provider sent it: a JSON value other than null, a string in practice.
+#: harness-profile.md §2 replaces only a missing or empty one, so a number or an object is echoed,
+#: and answered, as it came.
+ToolCallId = str | int | float | bool | list[Any] | dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -22,12 +26,12 @@ class ToolCall:
     """One tool call requested by the model; ``arguments`` is the raw JSON string."""
 
     #: The id the harness uses: the provider's, or a synthesised one when it sent none.
-    id: str
+    id: ToolCallId
     name: str
     arguments: str
-    #: The provider's own id, ``None`` when it was missing, empty or not a string. A profile that
-    #: echoes the provider's message unchanged (``declared_order``) answers with this one.
-    raw_id: str | None = None
+    #: The provider's own id, ``None`` when it was missing (absent or null) or the empty string. A
+    #: profile that echoes the provider's message unchanged (``declared_order``) answers with this one.
+    raw_id: ToolCallId | None = None
 
 
 @dataclass(frozen=True)

@@ -279,3 +279,10 @@ async def test_earlier_compares_with_the_configured_cap_even_without_search(kit,
         earlier_error("bad_json", 2, 0, None, json_error="Expecting value"),
         earlier_error("unknown_tool", 2, 0, None, tool_name="browse"),
     ]
+
+
+async def test_a_non_string_id_is_answered_as_the_provider_sent_it(kit) -> None:
+    # harness-profile.md §2 replaces only a missing or empty id; the tool message carries the call's id.
+    turn = (ToolCall(7, "web_search", '{"query": "q"}', raw_id=7),)
+    contents = await answer(builtin_profile(), turn, kit.FakeSearch(), step=2)  # tool_call_id 7, not "7"
+    assert len(contents) == 1

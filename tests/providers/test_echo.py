@@ -152,16 +152,38 @@ def test_parsed_responses_keep_the_providers_message_exactly() -> None:
     assert echoed == message and keys(echoed["tool_calls"][0]) == ["function", "type"]
 
 
-@pytest.mark.parametrize(("raw", "expected"), [("call_1", "call_1"), ("", None), (None, None), (7, None)])
-def test_raw_id_is_the_providers_id_or_none(raw: Any, expected: str | None) -> None:
+ABSENT = object()
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("call_1", "call_1"),
+        ("", None),
+        (ABSENT, None),
+        (None, None),
+        # §2 replaces only a missing or empty id: any other JSON value is the provider's id.
+        (7, 7),
+        (0, 0),
+        (False, False),
+        ({"k": 1}, {"k": 1}),
+        ([], []),
+    ],
+)
+def test_raw_id_is_the_providers_id_or_none(raw: Any, expected: Any) -> None:
     call: dict[str, Any] = {"type": "function", "function": {"name": "web_search", "arguments": "{}"}}
-    if raw is not None:
+    if raw is not ABSENT:
         call["id"] = raw
     response = parse({"role": "assistant", "content": None, "tool_calls": [call]})
     (parsed,) = response.tool_calls
-    assert parsed.raw_id == expected
-    assert tool_call_id_for(parsed, DECLARED) == (expected or "")
-    assert tool_call_id_for(parsed, PROVIDER) == parsed.id != ""
+    assert parsed.raw_id == expected and type(parsed.raw_id) is type(expected)
+    assert tool_call_id_for(parsed, DECLARED) == ("" if expected is None else expected)
+    echoed = echo_message(response, PROVIDER)["tool_calls"][0]
+    if expected is None:
+        assert parsed.id == echoed["id"] == synthesize_tool_call_id(response.response_id, 0, "web_search", "{}")
+    else:
+        assert parsed.id == echoed["id"] == expected and type(echoed["id"]) is type(expected)
+    assert tool_call_id_for(parsed, PROVIDER) == parsed.id
 
 
 def test_empty_tool_calls_and_odd_values_are_echoed_unchanged() -> None:
