@@ -103,7 +103,7 @@ class ToolRound:
             self.step, self.limits.max_steps, state.searches, self.limits.shown_cap, self.limits.min_searches
         )
 
-    def _message(self, call_id: str, payload: dict[str, Any]) -> Message:
+    def _message(self, call_id: ToolCallId, payload: dict[str, Any]) -> Message:
         content = self.profile.request_json.tool_message_content.dumps(payload)
         return {"role": "tool", "tool_call_id": call_id, "content": content}
 
