@@ -25,7 +25,7 @@ from oracleproto.store import (
     parse_virtual_slug,
 )
 from oracleproto.store.codec import encode_options
-from oracleproto.store.naming import model_file_name
+from oracleproto.store.naming import model_file_name, virtual_slug
 from oracleproto.verify.findings import Check, failed, passed
 
 QuestionRow = tuple[str, str, str, str, str, str]
@@ -170,6 +170,44 @@ def check_file_names(manifest: Manifest) -> Check:
     if wrong:
         return failed(what, "; ".join(wrong[:5]) + "; a reader of the layout looks for the rule's name")
     return passed(what, f"{len(manifest.model_files)} file names")
+
+
+def check_grid(manifest: Manifest) -> Check:
+    """``models`` are the grid's cells: each a virtual slug of a listed real model, R and C, every real
+    model present, no slug twice, the default cell in the lists (run-layout.md: every run is a grid).
+
+    A run oracleproto wrote lists them in plan order, real models × R × C; the earlier layout's order
+    is not stated, so for its runs the set is checked.
+    """
+    grid = manifest.grid
+    problems: list[str] = []
+    cells: set[tuple[str, int, int]] = set()
+    for slug in manifest.models:
+        try:
+            cell = parse_virtual_slug(slug)
+        except OracleprotoError:
+            problems.append(f"{slug!r} is not a grid cell's slug ('{{real}}::r{{R}}::c{{C}}')")
+            continue
+        real, r, c = cell
+        if real not in grid.real_models or r not in grid.r_list or c not in grid.c_list:
+            problems.append(f"{slug!r} is not a cell of the grid (real_models × r_list × c_list)")
+        cells.add(cell)
+    problems += [
+        f"{m!r} is listed twice" for m in sorted({m for m in manifest.models if manifest.models.count(m) > 1})
+    ]
+    problems += [
+        f"real model {m!r} has no cell in models" for m in grid.real_models if m not in {c[0] for c in cells}
+    ]
+    if grid.default_r not in grid.r_list or grid.default_c not in grid.c_list:
+        problems.append(f"the default cell r{grid.default_r} c{grid.default_c} is not in r_list × c_list")
+    if not problems and not manifest.earlier_implementation:
+        planned = [virtual_slug(m, r, c) for m in grid.real_models for r in grid.r_list for c in grid.c_list]
+        if manifest.models != planned:
+            problems.append(f"models are not the plan order of the grid's cells: {planned}")
+    what = "manifest.json grid ↔ models"
+    if problems:
+        return failed(what, "; ".join(problems[:5]))
+    return passed(what, f"{len(manifest.models)} cell(s) of {len(grid.real_models)} model(s)")
 
 
 def check_snapshots_agree(metas: dict[str, RunMeta]) -> Check:

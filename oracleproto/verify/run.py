@@ -16,6 +16,7 @@ from oracleproto.verify.chain import (
     check_database,
     check_dataset,
     check_file_names,
+    check_grid,
     check_snapshots_agree,
     find_dataset,
 )
@@ -223,6 +224,7 @@ def _databases_onward(
     if len(metas) != len(db_paths) or not metas:
         return
     report.checks.append(check_file_names(manifest))
+    report.checks.append(check_grid(manifest))
     progress("dataset hash chain")
     if earlier and dataset is None:
         # The earlier implementation names its dataset: the SOURCE_DB of its snapshots (which agree).

@@ -73,9 +73,11 @@ HEAD = ["manifest.json", "attestation.json", "files ↔ attestation", *CASSETTES
 ALL_DBS = [what for name in DBS for what in db_checks(name)]
 #: The model files' names against the layout's rule (once every database could be read).
 FILE_NAMES = "manifest.json model_files ↔ naming rule"
+GRID = "manifest.json grid ↔ models"
 #: The checks between the databases and the dataset, for a run of ours.
 MIDDLE = [
     FILE_NAMES,
+    GRID,
     "sample entries root",
     "config_snapshot agreement",
     "harness profile: built-in, recorded before harness profiles",
@@ -90,6 +92,7 @@ EARLIER_HEAD = [
     "sample entries root",
     *(what for name in EARLIER_DBS for what in db_checks(name)),
     FILE_NAMES,
+    GRID,
     "earlier-implementation layout",
     "config_snapshot agreement",
 ]
@@ -593,6 +596,66 @@ def test_a_model_file_named_against_the_layouts_rule_fails(
         f"{SLUGS[0]!r} → 'whatever.db' (the rule gives {DBS[0]!r}); a reader of the layout looks for the "
         "rule's name",
     )
+
+
+def _edit_grid(run: Path, **changes: Any) -> None:
+    """Rewrite the manifest with ``changes`` to ``models`` or to its ``grid``; no attestation to refuse it."""
+    (run / "attestation.json").unlink(missing_ok=True)
+    manifest = Manifest.load(run / "manifest.json")
+    models = changes.pop("models", manifest.models)
+    grid = manifest.grid.model_copy(update=changes)
+    edited = manifest.model_copy(update={"models": models, "grid": grid})
+    (run / "manifest.json").write_text(edited.to_json(), encoding="utf-8")
+
+
+def test_the_demos_grid_is_its_models(demo_run: Path) -> None:
+    report, _ = verify(demo_run)
+    assert by_what(report, GRID) == passed(GRID, "3 cell(s) of 3 model(s)")
+
+
+@pytest.mark.parametrize(
+    ("changes", "detail"),
+    [
+        (
+            {"r_list": [10], "default_r": 10},
+            "; ".join(f"{s!r} is not a cell of the grid (real_models × r_list × c_list)" for s in SLUGS),
+        ),
+        (
+            {"real_models": ["sim/careful", "sim/hasty", "sim/sloppy", "sim/oracle"]},
+            "real model 'sim/oracle' has no cell in models",
+        ),
+        ({"default_c": 9}, "the default cell r5 c9 is not in r_list × c_list"),
+        (
+            {"r_list": [5, 10]},
+            "models are not the plan order of the grid's cells: ['sim/careful::r5::c4', "
+            "'sim/careful::r10::c4', 'sim/hasty::r5::c4', 'sim/hasty::r10::c4', 'sim/sloppy::r5::c4', "
+            "'sim/sloppy::r10::c4']",
+        ),
+        (
+            {"models": [SLUGS[1], SLUGS[0], SLUGS[2]]},
+            f"models are not the plan order of the grid's cells: {list(SLUGS)}",
+        ),
+        ({"models": [*SLUGS, SLUGS[0]]}, f"{SLUGS[0]!r} is listed twice"),
+    ],
+)
+def test_a_grid_that_is_not_the_runs_models_fails(
+    demo_copy: Path, no_regeneration: list[Any], changes: dict[str, Any], detail: str
+) -> None:
+    # run-layout.md: every run is a grid; models are its cells, {real}::r{R}::c{C}, in plan order.
+    _edit_grid(demo_copy, **changes)
+    report, _ = verify(demo_copy)
+    assert by_what(report, GRID) == failed(GRID, detail)
+
+
+def test_an_earlier_runs_grid_is_checked_as_a_set(earlier_copy: Path, no_regeneration: list[Any]) -> None:
+    # The earlier layout does not state its plan order: its cells may come in any order, not twice.
+    manifest = Manifest.load(earlier_copy / "manifest.json")
+    _edit_grid(earlier_copy, models=list(reversed(manifest.models)))
+    report, _ = verify(earlier_copy)
+    assert by_what(report, GRID).status == "pass"
+    _edit_grid(earlier_copy, real_models=[*manifest.grid.real_models, "vendor/absent"])
+    report, _ = verify(earlier_copy)
+    assert by_what(report, GRID) == failed(GRID, "real model 'vendor/absent' has no cell in models")
 
 
 def test_question_ids_out_of_the_layouts_order_fail(demo_copy: Path, no_regeneration: list[Any]) -> None:
