@@ -192,14 +192,15 @@ class RuntimeProtocols:
         profile says so; the footer hashes its filled text, so it tracks T and C (or is not hashed).
         """
         return {
-            "reflection_protocol_hash": self._block_hash("reflection", self.reflection_text),
-            "belief_protocol_hash": self._block_hash("belief", self.belief_text),
+            "reflection_protocol_hash": self.block_fingerprint("reflection", self.reflection_text),
+            "belief_protocol_hash": self.block_fingerprint("belief", self.belief_text),
             "budget_footer_hash": None
             if self.budget_hash == "none"
             else _fingerprint(self.budget_footer_text),
         }
 
-    def _block_hash(self, name: str, text: str | None) -> str | None:
+    def block_fingerprint(self, name: str, text: str | None) -> str | None:
+        """The hash ``text`` gets as block ``name``'s text (profile §11: as written, or framed)."""
         block = self._block(name)
         if text is None or block is None or self.block_hash == "text":
             return _fingerprint(text)

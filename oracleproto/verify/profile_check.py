@@ -8,9 +8,11 @@ which bytes the run sent without the file (``oracleproto profile export RUN`` wr
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
 from oracleproto.errors import OracleprotoError
 from oracleproto.profile import profile_fingerprint
+from oracleproto.runner.reconstruct import settings_from_snapshot
 from oracleproto.runner.run_texts import PROFILE_KEY, recorded_run_texts
 from oracleproto.store import Manifest, RunMeta
 from oracleproto.verify.findings import Check, failed, passed
@@ -48,3 +50,42 @@ def check_harness_profile(manifest: Manifest, metas: Mapping[str, RunMeta]) -> C
     return passed(
         f"{WHAT}: {texts.profile.name} ({fingerprint})", "`oracleproto profile export RUN` writes it out"
     )
+
+
+PROTOCOLS = "run_meta protocol texts ↔ hashes"
+
+
+def check_protocol_texts(metas: Mapping[str, RunMeta]) -> Check:
+    """Each DB's reflection and belief texts are those its snapshot's profile and settings give, and
+    their hashes are what the profile's ``fingerprints.protocol_blocks`` rule makes of them.
+
+    The manifest and the DBs are compared elsewhere; this ties the hashes to the texts, so a text
+    edited in ``run_meta`` (a prompt that was not sent) fails even with its hash left alone.
+    """
+    problems: list[str] = []
+    for label, meta in metas.items():
+        try:
+            texts = recorded_run_texts(meta.config_snapshot)
+            react = settings_from_snapshot(meta.config_snapshot, where=Path(label)).react
+        except OracleprotoError as exc:
+            problems.append(f"{label}: {exc}")
+            continue
+        protocols = texts.protocols(react)
+        stored = {
+            "reflection": (meta.reflection_protocol_text, meta.reflection_protocol_hash),
+            "belief": (meta.belief_protocol_text, meta.belief_protocol_hash),
+        }
+        expected = {"reflection": protocols.reflection_text, "belief": protocols.belief_text}
+        rule = texts.profile.fingerprints.protocol_blocks
+        for name, (text, digest) in stored.items():
+            recomputed = protocols.block_fingerprint(name, text)
+            if text != expected[name]:
+                problems.append(f"{label}: {name}_protocol_text is not the text its snapshot's profile gives")
+            elif digest != recomputed:
+                problems.append(
+                    f"{label}: {name}_protocol_hash {digest} is not its text's hash under the "
+                    f"profile's {rule!r} rule ({recomputed})"
+                )
+    if problems:
+        return failed(PROTOCOLS, "; ".join(problems[:5]))
+    return passed(PROTOCOLS, f"{len(metas)} databases")

@@ -30,7 +30,7 @@ from oracleproto.verify.earlier import (
 from oracleproto.verify.earlier import check_snapshots_agree as check_earlier_snapshots
 from oracleproto.verify.earlier_dataset import locate_dataset
 from oracleproto.verify.findings import Check, VerifyReport, byte_location, failed, passed, skipped
-from oracleproto.verify.profile_check import check_harness_profile
+from oracleproto.verify.profile_check import check_harness_profile, check_protocol_texts
 from oracleproto.verify.refresh_files import check_refresh_audit
 from oracleproto.verify.regen import check_analysis
 from oracleproto.verify.samples import check_sample_entries
@@ -241,6 +241,7 @@ def _databases_onward(
         report.checks.append(check_sample_entries(manifest, db_paths, cassettes_done()))
         report.checks.append(check_snapshots_agree(metas))
         report.checks.append(check_harness_profile(manifest, metas))
+        report.checks.append(check_protocol_texts(metas))
     report.checks.extend(dataset_checks)
     report.checks.extend(analysis_checks)
 

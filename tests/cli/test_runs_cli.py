@@ -147,7 +147,7 @@ def test_the_label_is_not_part_of_the_seal(tmp_path: Path) -> None:
     assert read_label(run) == RunLabel("renamed", ("x", "y"))
     code, out, err = _invoke("verify", str(run), "--quiet")
     assert code == 0, out + err
-    assert out.splitlines()[-1].startswith(f"VERIFIED: {run} (renamed [x, y]) (62 passed")
+    assert out.splitlines()[-1].startswith(f"VERIFIED: {run} (renamed [x, y]) (63 passed")
     code, out, err = _invoke("runs", "show", "renamed", "--runs-root", str(tmp_path), "--json")
     assert code == 0, err
     assert json.loads(out)["verify"] == "sealed"

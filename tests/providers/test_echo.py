@@ -180,7 +180,8 @@ def test_raw_id_is_the_providers_id_or_none(raw: Any, expected: Any) -> None:
     assert tool_call_id_for(parsed, DECLARED) == ("" if expected is None else expected)
     echoed = echo_message(response, PROVIDER)["tool_calls"][0]
     if expected is None:
-        assert parsed.id == echoed["id"] == synthesize_tool_call_id(response.response_id, 0, "web_search", "{}")
+        synthesised = synthesize_tool_call_id(response.response_id, 0, "web_search", "{}")
+        assert parsed.id == echoed["id"] == synthesised
     else:
         assert parsed.id == echoed["id"] == expected and type(echoed["id"]) is type(expected)
     assert tool_call_id_for(parsed, PROVIDER) == parsed.id

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 from contextlib import closing
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 
 from oracleproto.cli.run import write_run_analysis
 from oracleproto.errors import StoreError
+from oracleproto.primitives.hashing import sha256_16
 from oracleproto.profile import builtin_profile, load_profile, profile_fingerprint
 from oracleproto.runner.run_texts import PROFILE_DATA_KEY, PROFILE_KEY, recorded_run_texts
 from oracleproto.settings.model import Settings
@@ -107,6 +109,37 @@ def test_it_replays_byte_for_byte_and_verifies(earlier_run: Path, tmp_path: Path
     named = [c for c in verdict.checks if c.what.startswith("harness profile")]
     assert named and named[0].status == "pass"
     assert named[0].what == f"harness profile: earlier-harness ({profile_fingerprint(load_profile(EARLIER))})"
+    protocols = [c for c in verdict.checks if c.what == "run_meta protocol texts ↔ hashes"]
+    assert [c.ok for c in protocols] == [True]
+
+
+def test_verify_hashes_the_protocol_texts_by_the_profiles_framed_rule(
+    earlier_run: Path, tmp_path: Path
+) -> None:
+    """The earlier profile hashes a block framed (§11): the bare text's hash is not the recorded one."""
+    from oracleproto.verify.target import verify_path
+
+    run = tmp_path / earlier_run.name
+    shutil.copytree(earlier_run, run)
+    (run / "attestation.json").unlink(missing_ok=True)  # a seal would refuse the edit first
+    text, digest = _reflection(run)
+    assert text is not None and digest != sha256_16(text)  # the run has reflection on, framed
+    for db in (run / "db").glob("*.db"):
+        with closing(sqlite3.connect(db)) as conn, conn:
+            conn.execute("UPDATE run_meta SET reflection_protocol_hash = ?", (sha256_16(text),))
+    verdict = verify_path(run, dataset=None)
+    (check,) = [c for c in verdict.checks if c.what == "run_meta protocol texts ↔ hashes"]
+    assert not check.ok
+    assert f"is not its text's hash under the profile's 'framed' rule ({digest})" in check.detail
+
+
+def _reflection(run: Path) -> tuple[str | None, str | None]:
+    db = next((run / "db").glob("*.db"))
+    with closing(sqlite3.connect(db)) as conn:
+        text, digest = conn.execute(
+            "SELECT reflection_protocol_text, reflection_protocol_hash FROM run_meta"
+        ).fetchone()
+    return text, digest
 
 
 def test_resume_refuses_another_profile_and_writes_nothing(earlier_run: Path, tmp_path: Path) -> None:

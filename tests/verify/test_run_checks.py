@@ -15,6 +15,7 @@ import os
 import shutil
 import sqlite3
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +75,7 @@ ALL_DBS = [what for name in DBS for what in db_checks(name)]
 #: The model files' names against the layout's rule (once every database could be read).
 FILE_NAMES = "manifest.json model_files ↔ naming rule"
 GRID = "manifest.json grid ↔ models"
+PROTOCOLS = "run_meta protocol texts ↔ hashes"
 #: The checks between the databases and the dataset, for a run of ours.
 MIDDLE = [
     FILE_NAMES,
@@ -81,6 +83,7 @@ MIDDLE = [
     "sample entries root",
     "config_snapshot agreement",
     "harness profile: built-in, recorded before harness profiles",
+    PROTOCOLS,
 ]
 #: A run of ours from the databases to the end, with the analysis stubbed (``no_regeneration``).
 STUBBED_TAIL = [*ALL_DBS, *MIDDLE, *dataset_checks(DBS), "analysis stub", "audit stub"]
@@ -656,6 +659,40 @@ def test_an_earlier_runs_grid_is_checked_as_a_set(earlier_copy: Path, no_regener
     _edit_grid(earlier_copy, real_models=[*manifest.grid.real_models, "vendor/absent"])
     report, _ = verify(earlier_copy)
     assert by_what(report, GRID) == failed(GRID, "real model 'vendor/absent' has no cell in models")
+
+
+def _set_run_meta(db: Path, column: str, value: str) -> None:
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute(f"UPDATE run_meta SET {column} = ?", (value,))
+    conn.close()
+
+
+def test_a_protocol_text_edited_in_run_meta_fails(demo_copy: Path, no_regeneration: list[Any]) -> None:
+    # The hash left alone: the stored text must still be the one the run's profile and settings give.
+    (demo_copy / "attestation.json").unlink()
+    db = demo_copy / "db" / DBS[0]
+    with closing(sqlite3.connect(db)) as conn:
+        (text,) = conn.execute("SELECT reflection_protocol_text FROM run_meta").fetchone()
+    _set_run_meta(db, "reflection_protocol_text", text.replace("six stages", "seven stages"))
+    report, _ = verify(demo_copy)
+    assert by_what(report, PROTOCOLS) == failed(
+        PROTOCOLS, f"db/{DBS[0]}: reflection_protocol_text is not the text its snapshot's profile gives"
+    )
+
+
+def test_a_protocol_hash_that_is_not_its_texts_fails(demo_copy: Path, no_regeneration: list[Any]) -> None:
+    (demo_copy / "attestation.json").unlink()
+    db = demo_copy / "db" / DBS[1]
+    with closing(sqlite3.connect(db)) as conn:
+        (digest,) = conn.execute("SELECT reflection_protocol_hash FROM run_meta").fetchone()
+    _set_run_meta(db, "reflection_protocol_hash", "0" * 16)
+    report, _ = verify(demo_copy)
+    assert by_what(report, PROTOCOLS) == failed(
+        PROTOCOLS,
+        f"db/{DBS[1]}: reflection_protocol_hash 0000000000000000 is not its text's hash under the "
+        f"profile's 'text' rule ({digest})",
+    )
 
 
 def test_question_ids_out_of_the_layouts_order_fail(demo_copy: Path, no_regeneration: list[Any]) -> None:
