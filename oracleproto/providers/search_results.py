@@ -24,8 +24,9 @@ def _score(value: Any) -> float | None:
 
 
 def _text(value: Any) -> str:
-    """Tavily's value as a string ("" when absent or null; other JSON values in Python's spelling)."""
-    return str(value or "")
+    """Tavily's value as a string (§7: "" when absent or null; other JSON values in Python's
+    spelling, a falsy one too: 0 is "0", false is "False")."""
+    return "" if value is None else str(value)
 
 
 def truncation_marker(rules: Truncation, max_chars: int, omitted: int) -> str:

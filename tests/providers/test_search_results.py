@@ -58,6 +58,25 @@ def test_page_body_absent_null_or_not_text_is_none_and_empty_stays_empty(
     assert absent.raw_content is None and absent.title == absent.url == absent.content == ""
 
 
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        (None, ""),
+        ("", ""),
+        ("t", "t"),
+        (0, "0"),
+        (False, "False"),
+        (7.5, "7.5"),
+        ([], "[]"),
+        ({"a": 1}, "{'a': 1}"),
+    ],
+)
+def test_title_url_and_content_are_tavilys_values_as_strings(value: Any, expected: str) -> None:
+    # §7: "" only when absent or null; any other value, a falsy one too, in Python's spelling.
+    (result,) = parse_results(body(title=value, url=value, content=value), M)
+    assert result.title == result.url == result.content == expected
+
+
 def test_marker_placeholders_are_filled_once() -> None:
     rules = earlier_profile().truncation
     assert truncation_marker(rules, 8000, 12) == "\n…[truncated to 8000 chars]"
