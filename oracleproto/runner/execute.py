@@ -145,6 +145,8 @@ async def _execute(options: RunOptions, *, clock: Clock, rand: RandomBits) -> Ru
     target = RunDir.at(options.runs_root, run_id)
     target.refuse_if_being_written()
     existing = target.existing_manifest()
+    prior = existing.hashes.prompt_templates if existing is not None else None
+    identity = identity.keeping_templates_of(recorded.prompt_templates_hash if recorded else prior)
     _session_manifest(
         options,
         run=target,

@@ -6,13 +6,13 @@ same identity and a resume can check it has not changed underneath.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from oracleproto.dataset.admission import parse_training_cutoff
 from oracleproto.dataset.hashes import metadata_hash, source_db_hash
-from oracleproto.dataset.loader import load_questions, load_templates, read_features_json
+from oracleproto.dataset.loader import load_questions, read_features_json, template_forms
 from oracleproto.dataset.models import PromptTemplates, Question
 from oracleproto.errors import ConfigError
 from oracleproto.profile import HarnessProfile
@@ -43,7 +43,12 @@ class RunIdentity:
 
     source_db: Path
     questions: tuple[Question, ...]
+    #: The templates prompts are rendered from (a legacy dataset's one multiple-choice key as its
+    #: two stand-ins, ``dataset/loader.py``).
     templates: PromptTemplates
+    #: The templates each DB's ``prompt_templates`` table holds and ``prompt_templates_hash`` hashes:
+    #: the keys as the dataset writes them (run-layout.md), or the stand-ins for a run that recorded those.
+    stored_templates: PromptTemplates
     source_db_hash: str
     metadata_hash: str
     prompt_templates_hash: str
@@ -55,6 +60,22 @@ class RunIdentity:
     detector_template: DetectorTemplate
     #: The run's harness: effective profile, protocol layout and detector template.
     texts: RunTexts
+
+    def keeping_templates_of(self, recorded_hash: str | None) -> RunIdentity:
+        """This identity with the templates stored as the run being replayed or resumed stored them.
+
+        Before oracleproto stored a legacy dataset's templates as written, it stored the two
+        stand-ins and hashed those: such a run keeps doing so, so that its replay reproduces its
+        DBs and its resume is not refused as if the dataset had changed.
+        """
+        rendered_hash = prompt_templates_hash(self.templates)
+        if (
+            recorded_hash is None
+            or recorded_hash == self.prompt_templates_hash
+            or recorded_hash != rendered_hash
+        ):
+            return self
+        return replace(self, stored_templates=self.templates, prompt_templates_hash=rendered_hash)
 
     @property
     def profile(self) -> HarnessProfile:
@@ -113,7 +134,7 @@ def resolve_identity(
         override = snapshot_override
         texts = load_run_texts(settings) if override is None else recorded_run_texts(override)
     questions = load_questions(source_db, settings.run.source_table)
-    templates = load_templates(source_db)
+    templates, stored_templates = template_forms(source_db)
     wanted_types = settings.run.question_types
     wanted_choices = settings.run.choice_types
     selected = tuple(
@@ -160,9 +181,10 @@ def resolve_identity(
         source_db=source_db,
         questions=selected,
         templates=templates,
+        stored_templates=stored_templates,
         source_db_hash=source_db_hash(source_db),
         metadata_hash=metadata_hash(read_features_json(source_db)),
-        prompt_templates_hash=prompt_templates_hash(templates),
+        prompt_templates_hash=prompt_templates_hash(stored_templates),
         protocols=texts.protocols(settings.react),
         training_cutoffs=cutoffs,
         filters=filters,

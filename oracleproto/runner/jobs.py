@@ -55,7 +55,7 @@ def prepare_stores(
             run.db_path(slug),
             meta=meta,
             questions=identity.questions,
-            templates=identity.templates,
+            templates=identity.stored_templates,
             imported_at=started_at,
         )
         stores[slug] = store

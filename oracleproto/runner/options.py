@@ -33,6 +33,8 @@ class Recorded:
     refresh: RefreshInfo | None = None
     #: The recorded shard's experiment (a replayed shard writes the same manifest).
     experiment: ExperimentInfo | None = None
+    #: The recorded ``hashes.prompt_templates``: which form of the templates the run stored.
+    prompt_templates_hash: str | None = None
 
 
 @dataclass(frozen=True)

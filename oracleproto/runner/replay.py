@@ -279,6 +279,7 @@ async def _replay_into(
         cassettes_mode=recording.cassettes_mode,
         refresh=manifest.refresh,
         experiment=manifest.experiment,
+        prompt_templates_hash=manifest.hashes.prompt_templates,
     )
     options = RunOptions(
         settings=recording.settings,
