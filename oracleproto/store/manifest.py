@@ -65,7 +65,11 @@ class Grid(_Strict):
     default_r: int = Field(description="R of the default cell.")
     default_c: int = Field(description="C of the default cell.")
     real_models: list[str] = Field(description="Real model slugs in plan order.")
-    n_cells: int = Field(ge=1, description="Number of (R, C) cells.")
+    n_cells: int = Field(
+        ge=1,
+        description="Number of grid cells: virtual slugs {real}::r{R}::c{C}, one per model and (R, C) "
+        "(the paper's grid cell), so len(models).",
+    )
 
 
 class CassettesInfo(_Strict):

@@ -176,8 +176,9 @@ def check_grid(manifest: Manifest) -> Check:
     """``models`` are the grid's cells: each a virtual slug of a listed real model, R and C, every real
     model present, no slug twice, the default cell in the lists (run-layout.md: every run is a grid).
 
-    A run oracleproto wrote lists them in plan order, real models × R × C; the earlier layout's order
-    is not stated, so for its runs the set is checked.
+    A run oracleproto wrote lists them in plan order, real models × R × C, and counts them in
+    ``n_cells``; the earlier layout states neither its order nor that count, so for its runs the set
+    is checked.
     """
     grid = manifest.grid
     problems: list[str] = []
@@ -204,6 +205,9 @@ def check_grid(manifest: Manifest) -> Check:
         planned = [virtual_slug(m, r, c) for m in grid.real_models for r in grid.r_list for c in grid.c_list]
         if manifest.models != planned:
             problems.append(f"models are not the plan order of the grid's cells: {planned}")
+        elif grid.n_cells != len(planned):
+            # The paper's grid cell is a virtual slug; the earlier layout does not state its count.
+            problems.append(f"n_cells is {grid.n_cells}, the grid has {len(planned)} cell(s)")
     what = "manifest.json grid ↔ models"
     if problems:
         return failed(what, "; ".join(problems[:5]))

@@ -639,6 +639,7 @@ def test_the_demos_grid_is_its_models(demo_run: Path) -> None:
             f"models are not the plan order of the grid's cells: {list(SLUGS)}",
         ),
         ({"models": [*SLUGS, SLUGS[0]]}, f"{SLUGS[0]!r} is listed twice"),
+        ({"n_cells": 1}, "n_cells is 1, the grid has 3 cell(s)"),
     ],
 )
 def test_a_grid_that_is_not_the_runs_models_fails(
