@@ -80,12 +80,23 @@ def _question_ids(run: RunData) -> list[str]:
     return sorted({q for m in run.models for q in m.table.question_ids})
 
 
+#: Read from the dataset file: under one ``SOURCE_DB`` hash, a differing hash is only the form it
+#: was taken in (a legacy dataset's stand-in keys, stored by runs recorded before the keys as
+#: written were), not another experiment.
+_FROM_THE_FILE = "dataset prompt templates (sha256)"
+
+
 def differences(first: RunData, other: RunData) -> list[Difference]:
     """Every experiment setting ``other`` differs from ``first`` in (empty: one experiment)."""
+    source = ("hashes", "source_db")
+    same_file = _at(first.manifest, source) is not None and _at(first.manifest, source) == _at(
+        other.manifest, source
+    )
     found = [
         Difference(name, show(_at(first.manifest, path)), show(_at(other.manifest, path)))
         for name, path in MANIFEST_KEYS.items()
         if _at(first.manifest, path) != _at(other.manifest, path)
+        and not (same_file and name == _FROM_THE_FILE)
     ]
     ids_first, ids_other = _question_ids(first), _question_ids(other)
     if ids_first != ids_other:

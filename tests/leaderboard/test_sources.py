@@ -77,6 +77,26 @@ def test_another_dataset_is_refused_by_name(tmp_path: Path) -> None:
     assert "metadata" not in message.split("differs", 1)[1]  # only what differs is named
 
 
+def test_one_dataset_file_with_its_templates_hashed_in_another_form_is_one_experiment(tmp_path: Path) -> None:
+    # A legacy dataset's templates: stand-ins in a run recorded before, as written in a newer one.
+    a, b = two_runs(
+        tmp_path,
+        first={"hashes": {"source_db": "s" * 64, "metadata": "m" * 64, "prompt_templates": "1" * 64}},
+        hashes={"source_db": "s" * 64, "metadata": "m" * 64, "prompt_templates": "2" * 64},
+    )
+    with opened_sources([("a", a), ("b", b)]) as sources:
+        assert differences(sources[0].data, sources[1].data) == []
+    # Another file: the templates' hash is named with it.
+    c, d = two_runs(
+        tmp_path / "other",
+        first={"hashes": {"source_db": "s" * 64, "metadata": "m" * 64, "prompt_templates": "1" * 64}},
+        hashes={"source_db": "t" * 64, "metadata": "m" * 64, "prompt_templates": "2" * 64},
+    )
+    with opened_sources([("c", c), ("d", d)]) as sources:
+        names = [found.name for found in differences(sources[0].data, sources[1].data)]
+    assert names == ["SOURCE_DB (sha256 of the dataset file)", "dataset prompt templates (sha256)"]
+
+
 def test_another_n_other_questions_and_settings_are_each_named(tmp_path: Path) -> None:
     ids = [q.id for q in QUESTIONS]
     a, b = two_runs(
