@@ -40,6 +40,16 @@ def prompt_templates_hash(templates: PromptTemplates) -> str:
     return sha256_hex("\n".join(lines))
 
 
+def templates_as_recorded(
+    rendered: PromptTemplates, written: PromptTemplates, recorded_hash: str | None
+) -> PromptTemplates:
+    """The form of a dataset's templates a run stored and hashed: as written (run-layout.md), unless
+    ``recorded_hash`` is that of the rendered form, as for a legacy dataset's stand-in keys in a run
+    oracleproto recorded before it stored the keys as written."""
+    stand_ins = recorded_hash not in (None, prompt_templates_hash(written))
+    return rendered if stand_ins and recorded_hash == prompt_templates_hash(rendered) else written
+
+
 #: The outcome lines of the built-in harness profile: ``A. label`` for every letter.
 DEFAULT_OUTCOME_LINES = OutcomeLines("{{letter}}. {{label}}", "{{letter}}. {{label}}")
 

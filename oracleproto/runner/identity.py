@@ -17,6 +17,7 @@ from oracleproto.dataset.models import PromptTemplates, Question
 from oracleproto.errors import ConfigError
 from oracleproto.profile import HarnessProfile
 from oracleproto.prompts import RuntimeProtocols, prompt_templates_hash
+from oracleproto.prompts.render import templates_as_recorded
 from oracleproto.providers.detector_template import DetectorTemplate
 from oracleproto.runner.run_texts import RunTexts, load_run_texts, recorded_run_texts
 from oracleproto.runner.selection import limit_questions
@@ -68,14 +69,10 @@ class RunIdentity:
         stand-ins and hashed those: such a run keeps doing so, so that its replay reproduces its
         DBs and its resume is not refused as if the dataset had changed.
         """
-        rendered_hash = prompt_templates_hash(self.templates)
-        if (
-            recorded_hash is None
-            or recorded_hash == self.prompt_templates_hash
-            or recorded_hash != rendered_hash
-        ):
+        stored = templates_as_recorded(self.templates, self.stored_templates, recorded_hash)
+        if stored is self.stored_templates:
             return self
-        return replace(self, stored_templates=self.templates, prompt_templates_hash=rendered_hash)
+        return replace(self, stored_templates=stored, prompt_templates_hash=prompt_templates_hash(stored))
 
     @property
     def profile(self) -> HarnessProfile:

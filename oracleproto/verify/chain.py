@@ -7,6 +7,7 @@ changed dataset, template, manifest value or run_meta cell shows up with the lin
 from __future__ import annotations
 
 import sqlite3
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from oracleproto.dataset.models import PromptTemplates
 from oracleproto.errors import OracleprotoError
 from oracleproto.primitives.sqlite_readonly import connect_readonly
 from oracleproto.prompts import prompt_templates_hash
+from oracleproto.prompts.render import templates_as_recorded
 from oracleproto.store import (
     Manifest,
     ModelStore,
@@ -193,12 +195,9 @@ def check_grid(manifest: Manifest) -> Check:
         if real not in grid.real_models or r not in grid.r_list or c not in grid.c_list:
             problems.append(f"{slug!r} is not a cell of the grid (real_models × r_list × c_list)")
         cells.add(cell)
-    problems += [
-        f"{m!r} is listed twice" for m in sorted({m for m in manifest.models if manifest.models.count(m) > 1})
-    ]
-    problems += [
-        f"real model {m!r} has no cell in models" for m in grid.real_models if m not in {c[0] for c in cells}
-    ]
+    problems += [f"{m!r} is listed twice" for m, n in sorted(Counter(manifest.models).items()) if n > 1]
+    reals = {c[0] for c in cells}
+    problems += [f"real model {m!r} has no cell in models" for m in grid.real_models if m not in reals]
     if grid.default_r not in grid.r_list or grid.default_c not in grid.c_list:
         problems.append(f"the default cell r{grid.default_r} c{grid.default_c} is not in r_list × c_list")
     if not problems and not manifest.earlier_implementation:
@@ -249,11 +248,10 @@ def _recorded_templates(dataset: Path, recorded: str) -> PromptTemplates:
     """The dataset's templates in the form the run hashed them.
 
     For a dataset with the legacy single multiple-choice key, run-layout.md (and the earlier
-    implementation) hash and store its keys as written, while oracleproto records them with the
-    two stand-in keys it renders from: either form is this dataset's, so the recorded one is used.
+    implementation) hash and store its keys as written, and so does oracleproto now; runs it
+    recorded before hold the two stand-in keys it renders from. Either form is this dataset's.
     """
-    rendered, written = template_forms(dataset)
-    return written if prompt_templates_hash(written) == recorded else rendered
+    return templates_as_recorded(*template_forms(dataset), recorded)
 
 
 def check_dataset(dataset: Path, manifest: Manifest, dbs: dict[str, Path]) -> list[Check]:

@@ -15,6 +15,7 @@ from oracleproto.prompts import (
     render_prompt,
     render_template,
 )
+from oracleproto.prompts.render import templates_as_recorded
 
 from .conftest import TEMPLATES, make_question
 
@@ -119,3 +120,12 @@ def test_prompt_templates_hash_covers_every_key_and_value() -> None:
     assert len({base, prompt_templates_hash(extra), prompt_templates_hash(changed)}) == 3
     reordered = PromptTemplates.from_mapping(dict(reversed(list(TEMPLATES.as_dict().items()))))
     assert prompt_templates_hash(reordered) == base
+
+
+def test_templates_as_recorded_picks_the_form_a_run_hashed() -> None:
+    written = PromptTemplates.from_mapping({"a": "1"})
+    rendered = PromptTemplates.from_mapping({"a": "1", "b": "1"})
+    assert templates_as_recorded(rendered, written, None) is written
+    assert templates_as_recorded(rendered, written, prompt_templates_hash(written)) is written
+    assert templates_as_recorded(rendered, written, prompt_templates_hash(rendered)) is rendered
+    assert templates_as_recorded(rendered, written, "0" * 64) is written  # neither: the layout's form
