@@ -14,9 +14,11 @@ import functools
 import os
 import ssl
 
+import httpcore
 import httpx
 
 from oracleproto.errors import ConfigError
+from oracleproto.transport.idle_check import IdleCheckBackend
 
 
 def shared_ssl_context() -> ssl.SSLContext:
@@ -41,9 +43,28 @@ def _context_for(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
         ) from exc
 
 
+#: httpx's default connection limits, named here because the pool below is built with them too.
+LIVE_LIMITS = httpx.Limits(max_connections=100, max_keepalive_connections=20, keepalive_expiry=5.0)
+
+
 def live_async_transport() -> httpx.AsyncHTTPTransport:
-    """An async transport to the network, with the shared TLS context."""
-    return httpx.AsyncHTTPTransport(verify=shared_ssl_context())
+    """An async transport to the network, with the shared TLS context and the cheap idle check.
+
+    httpx builds its connection pool without a way to pass httpcore a network backend, so the pool
+    is built again here with httpx's own arguments plus :class:`IdleCheckBackend`. If a later httpx
+    keeps its pool elsewhere, the transport stays httpx's own: slower, never different.
+    """
+    context = shared_ssl_context()
+    transport = httpx.AsyncHTTPTransport(verify=context, limits=LIVE_LIMITS)
+    if isinstance(getattr(transport, "_pool", None), httpcore.AsyncConnectionPool):
+        transport._pool = httpcore.AsyncConnectionPool(
+            ssl_context=context,
+            max_connections=LIVE_LIMITS.max_connections,
+            max_keepalive_connections=LIVE_LIMITS.max_keepalive_connections,
+            keepalive_expiry=LIVE_LIMITS.keepalive_expiry,
+            network_backend=IdleCheckBackend(),
+        )
+    return transport
 
 
 def live_sync_transport() -> httpx.HTTPTransport:
