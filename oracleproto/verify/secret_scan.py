@@ -13,6 +13,7 @@ printed.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,6 +38,9 @@ _HARMLESS = re.compile(
 )
 #: ``scheme://user:password@`` (the password group must be non-empty).
 _URL_USERINFO = re.compile(rb"[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@'\"<>:]*:(?P<value>[^\s/?#@'\"<>]+)@")
+_LETTERS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+#: The bytes of a URL scheme after its first letter (the class in ``_URL_USERINFO``).
+_SCHEME_BYTES = _LETTERS | frozenset(b"0123456789+.-")
 #: ``?name=value`` / ``&name=value`` / ``#name=value`` inside a URL or query string.
 _QUERY_PARAM = re.compile(rb"[?&#](?P<name>[A-Za-z0-9_.%-]{1,64})=(?P<value>[^&#\s'\"<>\\]*)")
 
@@ -53,13 +57,56 @@ class SecretHit:
         return f"{self.file}: byte offset {self.offset}: {self.kind}"
 
 
+def assignments(data: bytes) -> Iterator[re.Match[bytes]]:
+    """``_ASSIGNMENT.finditer(data)``, trying the pattern only where ``api`` occurs (any case).
+
+    Every match holds ``api`` right after its optional quote, and a match from the quote exists
+    exactly when one from ``api`` does, with the same value: so matching at each occurrence of
+    ``api`` past the last match's end finds the same values as the scan from every position, which
+    the case-insensitive pattern cannot skip ahead in (measured: 0.11 s on the demo run's 7 MB).
+    """
+    lowered = data.lower()  # ASCII only, as the pattern's (?i) on bytes: offsets unchanged
+    end = 0
+    at = lowered.find(b"api")
+    while at >= 0:
+        match = _ASSIGNMENT.match(data, at) if at >= end else None
+        if match is not None:
+            yield match
+            end = match.end()
+        at = lowered.find(b"api", at + 1)
+
+
+def userinfo_urls(data: bytes) -> Iterator[re.Match[bytes]]:
+    """``_URL_USERINFO.finditer(data)``, trying the pattern only at the scheme before each ``://``.
+
+    A match's scheme is a run of scheme characters right before ``://`` starting with a letter,
+    and every start in that run leads to the same ``://`` and the same rest: the leftmost letter of
+    the run (and past the last match's end) is where the scan from every position would match,
+    if anywhere. The pattern starts with a character class, so that scan tries each letter of the
+    text (measured: 0.17 s on the demo run's 7 MB).
+    """
+    end = 0
+    at = data.find(b"://")
+    while at >= 0:
+        start = at  # back to the run's start (a match ends at "@", which no scheme holds)
+        while start > 0 and data[start - 1] in _SCHEME_BYTES:
+            start -= 1
+        while start < at and data[start] not in _LETTERS:
+            start += 1  # a scheme starts with a letter: the run's first letter
+        match = _URL_USERINFO.match(data, start) if start < at else None
+        if match is not None:
+            yield match
+            end = match.end()
+        at = data.find(b"://", max(at + 1, end))
+
+
 def scan_bytes(data: bytes, name: str) -> list[SecretHit]:
     """Every key-like run in ``data``, sorted by offset."""
     hits = [SecretHit(name, m.start(), kind) for kind, rx in _KEY_SHAPES for m in rx.finditer(data)]
-    for match in _ASSIGNMENT.finditer(data):
+    for match in assignments(data):
         if not _HARMLESS.fullmatch(match.group("value")):
             hits.append(SecretHit(name, match.start("value"), "api_key assignment with a non-redacted value"))
-    for match in _URL_USERINFO.finditer(data):
+    for match in userinfo_urls(data):
         if not _HARMLESS.fullmatch(match.group("value")):
             hits.append(SecretHit(name, match.start("value"), "URL with a password in its userinfo"))
     reported = {h.offset for h in hits}  # ``?api_key=`` is already an assignment hit

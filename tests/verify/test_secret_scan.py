@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
-import pytest
+import re
+from collections.abc import Iterator
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from oracleproto.verify import secret_scan
 from oracleproto.verify.secret_scan import SecretHit, scan_bytes
+from tests.conftest import ROOT
+
+DEMO_RUN = ROOT / "cassettes" / "demo" / "20260101-000000-de00"
 
 
 @pytest.mark.parametrize(
@@ -65,3 +74,44 @@ def test_a_query_parameter_after_one_already_reported_is_still_found() -> None:
         SecretHit("log", 16, "api_key assignment with a non-redacted value"),
         SecretHit("log", 29, "credential query parameter 'token' in a URL"),
     ]
+
+
+# The anchored scans find exactly what the patterns' scans from every position find.
+_PIECES = st.sampled_from(
+    [b"api", b"API", b"Api", b"_", b"-", b"key", b"keys", b'"', b"'", b":", b"=", b" ", b"[", b"]",
+     b"://", b"@", b"/", b"http", b"s3+x.y-z", b"1", b"a", b"Z", b".", b"+", b"\xe2\x80\xa6", b"\n",
+     b"user", b"pass", b"{", b"}", b",", b"&", b"#", b"?", b"<", b"\x00", b"\xff"]
+)  # fmt: skip
+
+
+def _spans(matches: Iterator[re.Match[bytes]]) -> list[tuple[int, int, int]]:
+    return [(m.start("value"), m.end("value"), m.end()) for m in matches]
+
+
+@settings(max_examples=600, derandomize=True, database=None, deadline=None)
+@given(st.lists(_PIECES, max_size=40).map(b"".join))
+def test_anchored_scans_equal_the_patterns_scans(data: bytes) -> None:
+    assert _spans(secret_scan.assignments(data)) == _spans(secret_scan._ASSIGNMENT.finditer(data))
+    assert _spans(secret_scan.userinfo_urls(data)) == _spans(secret_scan._URL_USERINFO.finditer(data))
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b'x "api_key": "sk-abcdefghijklmnop" y API-KEYS=[tvly-1234567890abcdef] apikey:"abc"',
+        b"'api_keys' : [ 'a', 'b' ] and apiapi_key=zz api_key=api_key=v",
+        b"1http://u:p@h 9a+b.c://user:pw@h x://:p@h ://u:p@h a://u:p@b://c:d@e",
+        b"http://u:p@h/x?http://v:q@i ssh://git@github.com mailto://a:b:c@d",
+    ],
+)
+def test_anchored_scans_on_known_text(data: bytes) -> None:
+    assert _spans(secret_scan.assignments(data)) == _spans(secret_scan._ASSIGNMENT.finditer(data))
+    assert _spans(secret_scan.userinfo_urls(data)) == _spans(secret_scan._URL_USERINFO.finditer(data))
+    assert list(secret_scan.assignments(data)) or list(secret_scan.userinfo_urls(data))  # not vacuous
+
+
+def test_anchored_scans_on_the_demo_run() -> None:
+    for path in sorted(p for p in DEMO_RUN.rglob("*") if p.is_file()):
+        data = path.read_bytes()
+        assert _spans(secret_scan.assignments(data)) == _spans(secret_scan._ASSIGNMENT.finditer(data))
+        assert _spans(secret_scan.userinfo_urls(data)) == _spans(secret_scan._URL_USERINFO.finditer(data))
