@@ -4,8 +4,8 @@ Before each request is given a connection, and again when each response closes, 
 every idle connection of the pool whether its socket is readable (a server that closed a
 keep-alive connection leaves it readable, at end of stream). Its anyio stream answers by building
 anyio's whole table of socket attributes, a ``getpeername`` system call included, only to take the
-raw socket out of it: with a pool of twenty idle connections that is a tenth of a simulated
-recording's CPU time (docs/design/performance.md, "The per-request path"). This backend keeps each
+raw socket out of it: about ten checks per request in a simulated recording, a tenth of its CPU
+time (docs/design/performance.md, "The per-request path"). This backend keeps each
 stream's raw socket, found once when the connection opens (and again after its TLS handshake), and
 answers the check with one ``poll`` on it, as httpcore's own check does: same question, same answer.
 Every other call goes to httpcore's own backend unchanged.
