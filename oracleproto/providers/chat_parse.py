@@ -113,13 +113,17 @@ def _parse_tool_calls(raw: Any, response_id: str | None) -> tuple[tuple[ToolCall
     for index, item in enumerate(raw):
         if not isinstance(item, dict):
             raise MalformedBodyError(f"tool_calls[{index}] is not an object")
-        function = item.get("function")
-        if not isinstance(function, dict):
-            raise MalformedBodyError(f"tool_calls[{index}] has no function object")
-        name = function.get("name")
+        # A custom tool call (``type: "custom"``) names itself and carries free-form ``input`` in a
+        # ``custom`` object: its name is the one the §6 checks read, its input their arguments.
+        custom = item.get("type") == "custom"
+        part, given_key = ("custom", "input") if custom else ("function", "arguments")
+        called = item.get(part)
+        if not isinstance(called, dict):
+            raise MalformedBodyError(f"tool_calls[{index}] has no {part} object")
+        name = called.get("name")
         if not isinstance(name, str):
-            raise MalformedBodyError(f"tool_calls[{index}].function.name is missing")
-        given = function.get("arguments")
+            raise MalformedBodyError(f"tool_calls[{index}].{part}.name is missing")
+        given = called.get(given_key)
         # The echo (profile §2): a string, the JSON text of any other value (null: "null"); the
         # tool-call checks (§6) read null as {}.
         echoed = given if isinstance(given, str) else json.dumps(given, ensure_ascii=False)
@@ -129,7 +133,12 @@ def _parse_tool_calls(raw: Any, response_id: str | None) -> tuple[tuple[ToolCall
         provided = None if raw_id is None or raw_id == "" else raw_id
         call_id = synthesize_tool_call_id(response_id, index, name, echoed) if provided is None else provided
         calls.append(ToolCall(id=call_id, name=name, arguments=arguments, raw_id=provided))
-        wire.append({**item, "id": call_id, "function": {**function, "arguments": echoed}})
+        # provider_order rewrites only ``function.arguments`` (§2); a custom call's object is echoed as sent.
+        wire.append(
+            {**item, "id": call_id}
+            if custom
+            else {**item, "id": call_id, "function": {**called, "arguments": echoed}}
+        )
     return tuple(calls), wire
 
 

@@ -101,6 +101,18 @@ def summary(model: ModelRun, qi: int, j: int, cells: dict[str, Any]) -> dict[str
     }
 
 
+def _tool_call(call: dict[str, Any]) -> dict[str, Any]:
+    """A call's id, name and arguments: a function call's, or a custom call's name and input."""
+    custom = call.get("type") == "custom"
+    called = call.get("custom" if custom else "function")
+    part: dict[str, Any] = called if isinstance(called, dict) else {}
+    return {
+        "id": call.get("id"),
+        "name": part.get("name"),
+        "arguments": part.get("input" if custom else "arguments"),
+    }
+
+
 def _message(message: Any) -> dict[str, Any]:
     """One trace message as shown: role, content, reasoning text, tool calls, injection marker."""
     if not isinstance(message, dict):
@@ -111,15 +123,7 @@ def _message(message: Any) -> dict[str, Any]:
             out["reasoning"] = message[name]
     calls = message.get("tool_calls")
     if isinstance(calls, list) and calls:
-        out["tool_calls"] = [
-            {
-                "id": c.get("id"),
-                "name": (c.get("function") or {}).get("name"),
-                "arguments": (c.get("function") or {}).get("arguments"),
-            }
-            for c in calls
-            if isinstance(c, dict)
-        ]
+        out["tool_calls"] = [_tool_call(c) for c in calls if isinstance(c, dict)]
     if message.get("tool_call_id"):
         out["tool_call_id"] = message["tool_call_id"]
     if message.get("refusal"):

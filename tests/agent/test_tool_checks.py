@@ -8,7 +8,7 @@ case, identical to the captured bytes), for the built-in profile today's bytes.
 from __future__ import annotations
 
 import json
-from datetime import date
+from datetime import UTC, date, datetime
 from typing import Any
 
 import pytest
@@ -17,6 +17,7 @@ from oracleproto.agent.policy import Limits
 from oracleproto.agent.status import StatusTexts
 from oracleproto.agent.tools import ToolRound, ToolState
 from oracleproto.profile import HarnessProfile, builtin_profile, builtin_profile_data, profile_from_data
+from oracleproto.providers.chat_parse import parse_chat_completion
 from oracleproto.providers.types import ToolCall
 from tests import earlier_texts as earlier
 
@@ -286,3 +287,35 @@ async def test_a_non_string_id_is_answered_as_the_provider_sent_it(kit) -> None:
     turn = (ToolCall(7, "web_search", '{"query": "q"}', raw_id=7),)
     contents = await answer(builtin_profile(), turn, kit.FakeSearch(), step=2)  # tool_call_id 7, not "7"
     assert len(contents) == 1
+
+
+async def test_custom_tool_calls_get_a_tool_message_each(kit, earlier_profile) -> None:
+    # §6: every call of a reply is answered; a custom call is checked by its name and its input.
+    body = {
+        "id": "chatcmpl-1",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "tool_calls",
+                "message": {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {"id": "c1", "type": "custom", "custom": {"name": "grammar", "input": "free text"}},
+                        {
+                            "id": "c2",
+                            "type": "custom",
+                            "custom": {"name": "web_search", "input": '{"query": "q"}'},
+                        },
+                        {"id": "c3", "type": "custom", "custom": {"name": "web_search", "input": "not json"}},
+                    ],
+                },
+            }
+        ],
+    }
+    turn = parse_chat_completion(json.dumps(body), latency_ms=1, received_at=datetime(2026, 1, 1, tzinfo=UTC))
+    search = kit.FakeSearch()
+    contents = await answer(earlier_profile, turn.tool_calls, search)
+    assert [q for q, *_ in search.calls] == ["q"]
+    assert contents[0] == earlier_error("unknown_tool", 1, 0, 4, tool_name="grammar")
+    assert contents[2] == earlier_error("bad_json", 1, 1, 4, json_error="Expecting value")

@@ -14,7 +14,11 @@ import pytest
 
 from oracleproto.profile import builtin_profile
 from oracleproto.profile.model import AssistantEcho
-from oracleproto.providers.chat_parse import parse_chat_completion, synthesize_tool_call_id
+from oracleproto.providers.chat_parse import (
+    MalformedBodyError,
+    parse_chat_completion,
+    synthesize_tool_call_id,
+)
 from oracleproto.providers.echo import declared, echo_message, tool_call_id_for
 from oracleproto.providers.types import ChatResponse, ToolCall, Usage
 from tests.providers.earlier import CAPTURE_FILES, capture, current_profile, earlier_profile
@@ -108,7 +112,7 @@ def test_declared_order_echoes_the_provider_message_unchanged_but_reordered() ->
         "audio": {"transcript": "t", "id": "a1"},
         "refusal": None,
     }
-    # A custom tool call has no ``function``: chat_parse refuses it, the echo rules still cover it.
+    # The provider's message alone (its function_call and audio are not parsed): the echo rules.
     response = provider_only(message)
     echoed = echo_message(response, DECLARED)
     assert echoed == message  # same keys and values: nulls, block content, missing id all kept
@@ -309,3 +313,44 @@ def test_provider_order_echoes_arguments_as_a_string_and_the_checks_read_null_as
     (parsed,) = response.tool_calls
     assert parsed.id == wire["id"]
     assert parsed.arguments == ("{}" if function.get("arguments") is None else echoed)
+
+
+def test_a_custom_tool_call_is_parsed_by_its_name_and_input_and_echoed_as_sent() -> None:
+    # Profile §2 orders a custom call's keys by custom_tool_call and custom; §6 answers every call.
+    grammar = {"type": "custom", "custom": {"name": "grammar", "input": "free text", "x": 1}, "id": "c1"}
+    search = {"custom": {"input": '{"query": "q"}', "name": "web_search"}, "type": "custom"}
+    empty = {"type": "custom", "id": "", "custom": {"name": "web_search", "input": None}}
+    message = {"role": "assistant", "content": None, "tool_calls": [grammar, search, empty]}
+    response = parse(message)
+    synthesised = synthesize_tool_call_id("chatcmpl-9", 1, "web_search", '{"query": "q"}')
+    assert response.tool_calls == (
+        ToolCall("c1", "grammar", "free text", raw_id="c1"),
+        ToolCall(synthesised, "web_search", '{"query": "q"}', raw_id=None),
+        ToolCall(synthesize_tool_call_id("chatcmpl-9", 2, "web_search", "null"), "web_search", "{}"),
+    )
+    # provider_order: ids filled in, each custom object as the provider sent it (null input kept).
+    wires = echo_message(response, PROVIDER)["tool_calls"]
+    assert wires == [grammar, {**search, "id": synthesised}, {**empty, "id": response.tool_calls[2].id}]
+    assert keys(wires[1]) == ["custom", "type", "id"] and keys(wires[1]["custom"]) == ["input", "name"]
+    # declared_order: the provider's calls unchanged (no id added), in the declared key orders.
+    declared_calls = echo_message(response, DECLARED)["tool_calls"]
+    assert declared_calls == [grammar, search, empty]
+    assert [keys(c) for c in declared_calls] == [
+        ["id", "custom", "type"],
+        ["custom", "type"],
+        ["id", "custom", "type"],
+    ]
+    assert keys(declared_calls[0]["custom"]) == ["input", "name", "x"]
+
+
+@pytest.mark.parametrize(
+    ("call", "problem"),
+    [
+        ({"type": "custom", "function": {"name": "web_search", "arguments": "{}"}}, "has no custom object"),
+        ({"type": "custom", "custom": {"input": "x"}}, r"tool_calls\[0\]\.custom\.name is missing"),
+        ({"type": "function", "custom": {"name": "c", "input": "x"}}, "has no function object"),
+    ],
+)
+def test_a_call_without_the_object_its_type_names_is_malformed(call: dict[str, Any], problem: str) -> None:
+    with pytest.raises(MalformedBodyError, match=problem):
+        parse({"role": "assistant", "content": None, "tool_calls": [call]})
