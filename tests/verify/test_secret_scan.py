@@ -98,7 +98,7 @@ def test_anchored_scans_equal_the_patterns_scans(data: bytes) -> None:
 @pytest.mark.parametrize(
     "data",
     [
-        b'x "api_key": "sk-abcdefghijklmnop" y API-KEYS=[tvly-1234567890abcdef] apikey:"abc"',
+        b'x "api_key": "value-one" y API-KEYS=[value-two] apikey:"abc"',
         b"'api_keys' : [ 'a', 'b' ] and apiapi_key=zz api_key=api_key=v",
         b"1http://u:p@h 9a+b.c://user:pw@h x://:p@h ://u:p@h a://u:p@b://c:d@e",
         b"http://u:p@h/x?http://v:q@i ssh://git@github.com mailto://a:b:c@d",
