@@ -29,7 +29,8 @@ def socket_is_readable(sock: socket.socket | None) -> bool:
     """Whether reading ``sock`` would return at once (data, or the end of a closed connection).
 
     A socket that is gone (``None``, or closed: no file descriptor) counts as readable, as in
-    httpcore, so its connection is dropped rather than reused.
+    httpcore, so its connection is dropped rather than reused. httpcore's own function is in its
+    private ``_utils`` module: the few lines are written here rather than imported from there.
     """
     fd = -1 if sock is None else sock.fileno()
     if fd < 0:
