@@ -24,7 +24,6 @@ import re
 import sqlite3
 import subprocess
 import sys
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,8 +51,6 @@ SLOTS = 16
 REPORTED = {"analysis", "analysis-swap"}
 #: A hang, not a speed assertion.
 DEADLINE_S = 300.0
-#: Subprocess lanes: each runs one scenario's killed recording, then its resume.
-LANES = 3
 
 #: ``fold:1`` (the fold about to write its first file) leaves the same files as ``last-sample``.
 KILL = ["manifest", "commit:8", "last-sample", "fold:2", "fold-write", "folded", "finished", "analysis"]
@@ -167,9 +164,6 @@ def disk_state(run_root: Path) -> dict[str, Any]:
     }
 
 
-Matrix = tuple[Path, dict[str, Scenario]]
-
-
 def interrupt(scenario: Scenario) -> Scenario:
     """Run the recording with its kill point (a subprocess) and note the state it left."""
     scenario.killed = run_cli(scenario.root, report=scenario.report, kill_at=scenario.point)
@@ -180,9 +174,9 @@ def interrupt(scenario: Scenario) -> Scenario:
 def resume_and_check(scenario: Scenario, scratch: Path) -> None:
     """Rerun the same command, then verify and replay the result.
 
-    In this process (the command through click, as ``main()`` runs it) while the other lanes
-    keep recording: a fresh interpreter per resume would double the matrix' CPU time, and what
-    must cross a process boundary is the interruption, not the rerun.
+    In this process (the command through click, as ``main()`` runs it): a fresh interpreter per
+    resume would double the scenarios' CPU time, and what must cross a process boundary is the
+    interruption, not the rerun.
     """
     args = command(scenario.root, report=scenario.report)[3:]
     result = CliRunner().invoke(cli, args)
@@ -209,20 +203,38 @@ def resume_and_check(scenario: Scenario, scratch: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def matrix(tmp_path_factory: pytest.TempPathFactory) -> Matrix:
-    """The uninterrupted run, and every scenario played, resumed, verified and replayed."""
-    base = tmp_path_factory.mktemp("killpoints")
-    scenarios = {p: Scenario(p, base / p.replace(":", "-").replace("@", "-")) for p in POINTS}
-    with ThreadPoolExecutor(max_workers=LANES) as lanes:
-        baseline: Future[subprocess.CompletedProcess[str]] = lanes.submit(
-            run_cli, base / "uninterrupted", report=True
-        )
-        futures = [lanes.submit(interrupt, s) for s in scenarios.values()]
-        for future in as_completed(futures):
-            resume_and_check(future.result(), base / "replays")
-        done = baseline.result()
+def killpoints_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("killpoints")
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(killpoints_dir: Path) -> Path:
+    """The same recording, never interrupted (with its analysis pass)."""
+    done = run_cli(killpoints_dir / "uninterrupted", report=True)
     assert done.returncode == 0, done.stderr
-    return base / "uninterrupted" / RUN_ID, scenarios
+    return killpoints_dir / "uninterrupted" / RUN_ID
+
+
+@pytest.fixture(scope="module")
+def played() -> dict[str, Scenario]:
+    """Each point played once per worker: interrupted, resumed, verified and replayed."""
+    return {}
+
+
+@pytest.fixture
+def scenario(point: str, played: dict[str, Scenario], killpoints_dir: Path) -> Scenario:
+    """The point's scenario, played on first use.
+
+    The tests take ``point`` with ``scope="module"``, so pytest runs every test of one point
+    together: when xdist shares this module's tests among workers, a worker plays only the points
+    of the tests it runs, and a point is rarely played twice. In a shuffled order each point is
+    still played once.
+    """
+    if point not in played:
+        fresh = interrupt(Scenario(point, killpoints_dir / point.replace(":", "-").replace("@", "-")))
+        resume_and_check(fresh, killpoints_dir / "replays")
+        played[point] = fresh
+    return played[point]
 
 
 # -- comparison with the uninterrupted run ---------------------------------------------------------
@@ -345,9 +357,8 @@ def differences(run_root: Path, baseline: Path, *, report: bool) -> list[str]:
 # -- the tests -------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("point", POINTS)
-def test_the_process_stopped_where_the_kill_point_says(point: str, matrix: Matrix) -> None:
-    scenario = matrix[1][point]
+@pytest.mark.parametrize("point", POINTS, scope="module")
+def test_the_process_stopped_where_the_kill_point_says(scenario: Scenario) -> None:
     killed, state = scenario.killed, scenario.after_kill
     assert killed is not None
     if scenario.action == "KILL":
@@ -380,9 +391,8 @@ def test_the_process_stopped_where_the_kill_point_says(point: str, matrix: Matri
         assert [n.split("-")[0] for n in state["analysis_leftovers"]] == [".analysis.old", ".analysis.tmp"]
 
 
-@pytest.mark.parametrize("point", TERM_POINTS)
-def test_a_sigterm_stops_the_run_resumably_with_the_resume_command(point: str, matrix: Matrix) -> None:
-    scenario = matrix[1][point]
+@pytest.mark.parametrize("point", TERM_POINTS, scope="module")
+def test_a_sigterm_stops_the_run_resumably_with_the_resume_command(scenario: Scenario) -> None:
     killed = scenario.killed
     assert killed is not None and "Traceback" not in killed.stderr
     assert killed.returncode == 143, killed.stderr
@@ -396,11 +406,10 @@ def test_a_sigterm_stops_the_run_resumably_with_the_resume_command(point: str, m
     assert not scenario.after_kill["manifest_finished"]
 
 
-@pytest.mark.parametrize("point", ENOSPC_POINTS)
+@pytest.mark.parametrize("point", ENOSPC_POINTS, scope="module")
 def test_a_full_disk_during_the_fold_says_what_to_free_and_that_the_run_is_resumable(
-    point: str, matrix: Matrix
+    scenario: Scenario,
 ) -> None:
-    scenario = matrix[1][point]
     killed = scenario.killed
     assert killed is not None
     assert killed.returncode == 2, killed.stderr
@@ -418,18 +427,18 @@ def test_a_full_disk_during_the_fold_says_what_to_free_and_that_the_run_is_resum
     assert '"reason": "disk_full"' in log
 
 
-@pytest.mark.parametrize("point", POINTS)
-def test_rerunning_the_same_command_yields_the_uninterrupted_run(point: str, matrix: Matrix) -> None:
-    scenario = matrix[1][point]
+@pytest.mark.parametrize("point", POINTS, scope="module")
+def test_rerunning_the_same_command_yields_the_uninterrupted_run(
+    scenario: Scenario, uninterrupted: Path
+) -> None:
     resumed = scenario.resumed
     assert resumed is not None and resumed.returncode == 0, resumed.stderr if resumed else None
     assert resumed.stdout.strip().endswith(RUN_ID)
-    assert differences(scenario.run_root, matrix[0], report=scenario.report) == []
+    assert differences(scenario.run_root, uninterrupted, report=scenario.report) == []
 
 
-@pytest.mark.parametrize("point", POINTS)
-def test_verify_and_replay_pass_on_the_resumed_run(point: str, matrix: Matrix) -> None:
-    scenario = matrix[1][point]
+@pytest.mark.parametrize("point", POINTS, scope="module")
+def test_verify_and_replay_pass_on_the_resumed_run(scenario: Scenario) -> None:
     assert scenario.replay_error is None
     assert scenario.verify is not None and scenario.replay is not None
     assert [(c.what, c.detail) for c in scenario.verify.checks if c.status == "FAIL"] == []
