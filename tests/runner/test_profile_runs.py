@@ -80,11 +80,13 @@ def test_the_run_records_its_profile_everywhere(earlier_run: Path) -> None:
 
 def test_the_earlier_profile_sends_its_own_bytes(earlier_run: Path) -> None:
     """The stored trace holds the earlier harness's texts: its status lines and tool payloads."""
-    db = next((earlier_run / "db").glob("*.db"))
-    with closing(sqlite3.connect(db)) as conn:
-        traces = [
-            json.loads(row[0]) for row in conn.execute("SELECT s0_messages_trace FROM run_results") if row[0]
-        ]
+    # Every model's DB: one persona of the two answers each question in four steps and is never
+    # sent an injection, and which DB a directory listing gives first depends on the filesystem.
+    traces = []
+    for db in sorted((earlier_run / "db").glob("*.db")):
+        with closing(sqlite3.connect(db)) as conn:
+            rows = conn.execute("SELECT s0_messages_trace FROM run_results").fetchall()
+        traces += [json.loads(row[0]) for row in rows if row[0]]
     texts = [m.get("content") or "" for trace in traces for m in trace]
     # The earlier harness's texts, read from its profile (never copied here): its budget block opens
     # every prompt, and its status header's wording is in the injected messages.
