@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import subprocess
 import sys
 
@@ -113,6 +114,35 @@ def test_replay_help_imports_neither_plots_nor_the_viewer() -> None:
     modules = _modules_after(code)
     assert "oracleproto.cli.run" in modules
     assert not {"matplotlib", "oracleproto.analysis.plots", "oracleproto.cli.view", "playwright"} & modules
+
+
+#: Run after the console script's ``main`` exits: numpy imported then, as a command would import it,
+#: and the BLAS setting with the process's thread count (Linux) once OpenBLAS has started.
+_BLAS_PROBE = (
+    "import atexit, os, sys\n"
+    "def probe():\n"
+    "    import numpy\n"
+    "    threads = [l for l in open('/proc/self/status') if l.startswith('Threads:')][0].split()[1]\n"
+    "    print('blas', os.environ.get('OPENBLAS_NUM_THREADS'), threads)\n"
+    "atexit.register(probe)\n"
+    "sys.argv = ['oracleproto', '--version']\n"
+    "from oracleproto.cli.main import main\n"
+    "main()"
+)
+
+
+@pytest.mark.parametrize(("given", "seen"), [(None, "1"), ("2", "2")])
+def test_the_console_script_starts_one_blas_thread_unless_told(given: str | None, seen: str) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if given is not None:
+        env["OPENBLAS_NUM_THREADS"] = given
+    done = subprocess.run(
+        [sys.executable, "-c", _BLAS_PROBE], capture_output=True, text=True, check=True, timeout=60, env=env
+    )
+    _, value, threads = done.stdout.splitlines()[-1].split()
+    assert value == seen
+    if given is None:
+        assert threads == "1"  # the main thread alone: OpenBLAS started no thread of its own
 
 
 @pytest.mark.parametrize("package", LAZY_PACKAGES)

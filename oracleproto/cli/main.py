@@ -7,9 +7,10 @@ console script and click's CliRunner both go through it, so no failure prints a 
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import MutableMapping, Sequence
 from typing import Any, NoReturn
 
 import click
@@ -178,7 +179,24 @@ def install_signal_handlers() -> None:
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 
 
+#: The thread count numpy's OpenBLAS starts with, unless the environment sets one.
+BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "1")
+
+
+def limit_blas_threads(environ: MutableMapping[str, str]) -> None:
+    """One BLAS thread for this process and the workers it starts, unless the user chose a number.
+
+    The analysis's BLAS work is small matrix products (the bootstrap's weights times a column of
+    per-question counts, family C's small regressions), which gain nothing from threads. OpenBLAS
+    otherwise starts a thread per core as numpy is imported: 0.1-0.15 CPU-s of every command that
+    imports numpy, on two cores (docs/design/performance.md, *Start-up imports*).
+    """
+    name, value = BLAS_THREADS
+    environ.setdefault(name, value)
+
+
 def main() -> None:
     """Console-script entry point: known errors print one clear message, exit non-zero."""
     install_signal_handlers()
+    limit_blas_threads(os.environ)
     cli.main()
