@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +16,11 @@ ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests"
 GOLDEN = ROOT / "golden"
 pytest_plugins = ["tests.browser", "tests.plot_memo", "tests.cassette_memo"]
+
+# What the console script sets for every command (cli/main.py:limit_blas_threads), set here for the
+# test processes and the workers they spawn (a replay's plot and shard workers started in-process),
+# whose numpy would otherwise start a BLAS thread per core. Set before xdist starts its workers.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 SHARED = ROOT.parent / "shared"
 SHARED_DB = SHARED / "datasets" / "oracleproto-80.db"
