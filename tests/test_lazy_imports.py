@@ -116,6 +116,20 @@ def test_replay_help_imports_neither_plots_nor_the_viewer() -> None:
     assert not {"matplotlib", "oracleproto.analysis.plots", "oracleproto.cli.view", "playwright"} & modules
 
 
+def test_naming_the_demo_imports_neither_the_analysis_nor_numpy() -> None:
+    """The demo RUN is looked up without verify's checks: a command that reads no analysis stays light."""
+    code = (
+        "from oracleproto.cli.main import cli\n"
+        "try:\n"
+        "    cli.main(['cassettes', 'stats', 'demo'], prog_name='oracleproto')\n"
+        "except SystemExit as exc:\n"
+        "    assert exc.code == 0, exc.code"
+    )
+    modules = _modules_after(code)
+    assert "oracleproto.verify.demo" in modules
+    assert not {"numpy", "oracleproto.analysis.report", "oracleproto.verify.run"} & modules
+
+
 #: Run after the console script's ``main`` exits: numpy imported then, as a command would import it,
 #: and the BLAS setting with the process's thread count (Linux) once OpenBLAS has started.
 _BLAS_PROBE = (

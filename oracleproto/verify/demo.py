@@ -22,10 +22,10 @@ from oracleproto.demo_archive import DemoArchiveError, archive_digest, extract_a
 from oracleproto.errors import StoreError
 from oracleproto.store import RunDir
 from oracleproto.verify.attest import write_attestation
-from oracleproto.verify.run import Progress, _quiet
 
 if TYPE_CHECKING:
     from oracleproto.settings.model import Settings
+    from oracleproto.verify.run import Progress
 
 #: Fixed so re-recording replaces the same folder and the README's commands stay valid.
 DEMO_RUN_ID = "20260101-000000-de00"
@@ -125,6 +125,10 @@ def make_publishable(run_root: Path) -> None:
         finally:
             conn.close()
     write_attestation(run_root)
+
+
+def _quiet(_: str) -> None:
+    return None
 
 
 def record_demo(repo: Path, *, progress: Progress = _quiet, show_progress: bool = True) -> Path:
