@@ -30,8 +30,8 @@ from oracleproto.verify.attest import published_files
 from oracleproto.verify.bundle_import import ImportedBundle, import_bundle
 from oracleproto.verify.bundle_schema import BUNDLE_MANIFEST, FORMAT, BundleError
 from oracleproto.verify.chain import find_dataset
-from oracleproto.verify.findings import VerifyReport, failed, passed
-from oracleproto.verify.run import Progress, _quiet, verify_run
+from oracleproto.verify.findings import Progress, VerifyReport, failed, passed, quiet
+from oracleproto.verify.run import verify_run
 from oracleproto.verify.secret_scan import SecretHit, scan_bytes
 from oracleproto.verify.switch import finish_interrupted
 
@@ -89,7 +89,7 @@ def export_bundle(
     *,
     dataset: Path | None = None,
     include_dataset: bool = True,
-    progress: Progress = _quiet,
+    progress: Progress = quiet,
 ) -> Path:
     """Verify the run, scan every byte for secrets, then write the bundle atomically."""
     run = RunDir.open(run_dir)
@@ -138,7 +138,7 @@ def write_archive(data: bytes, out: Path) -> Path:
     return out
 
 
-def verify_bundle(bundle: Path, *, dataset: Path | None = None, progress: Progress = _quiet) -> VerifyReport:
+def verify_bundle(bundle: Path, *, dataset: Path | None = None, progress: Progress = quiet) -> VerifyReport:
     """Member hashes, then every run check on the extracted run, then the expected tables."""
     progress("bundle members")
     with tempfile.TemporaryDirectory(prefix="oracleproto-bundle-") as tmp:

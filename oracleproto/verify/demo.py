@@ -22,10 +22,10 @@ from oracleproto.demo_archive import DemoArchiveError, archive_digest, extract_a
 from oracleproto.errors import StoreError
 from oracleproto.store import RunDir
 from oracleproto.verify.attest import write_attestation
+from oracleproto.verify.findings import Progress, quiet
 
 if TYPE_CHECKING:
     from oracleproto.settings.model import Settings
-    from oracleproto.verify.run import Progress
 
 #: Fixed so re-recording replaces the same folder and the README's commands stay valid.
 DEMO_RUN_ID = "20260101-000000-de00"
@@ -127,11 +127,7 @@ def make_publishable(run_root: Path) -> None:
     write_attestation(run_root)
 
 
-def _quiet(_: str) -> None:
-    return None
-
-
-def record_demo(repo: Path, *, progress: Progress = _quiet, show_progress: bool = True) -> Path:
+def record_demo(repo: Path, *, progress: Progress = quiet, show_progress: bool = True) -> Path:
     """Record the demo with the simulator and replace ``repo/cassettes/demo`` with it."""
     # The runner and the simulator are imported here, not with the module: `verify demo`,
     # `replay demo` and `view demo` only look the demo run up (find_demo_run) and never record.

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 Status = Literal["pass", "FAIL", "skip", "n/a"]
+#: Told each stage's name as a verification (or the demo's recording) reaches it.
+Progress = Callable[[str], None]
+
+
+def quiet(_: str) -> None:
+    """A :data:`Progress` that shows nothing."""
+    return None
 
 
 @dataclass(frozen=True)

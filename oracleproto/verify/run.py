@@ -29,18 +29,21 @@ from oracleproto.verify.earlier import (
 )
 from oracleproto.verify.earlier import check_snapshots_agree as check_earlier_snapshots
 from oracleproto.verify.earlier_dataset import locate_dataset
-from oracleproto.verify.findings import Check, VerifyReport, byte_location, failed, passed, skipped
+from oracleproto.verify.findings import (
+    Check,
+    Progress,
+    VerifyReport,
+    byte_location,
+    failed,
+    passed,
+    quiet,
+    skipped,
+)
 from oracleproto.verify.profile_check import check_harness_profile, check_protocol_texts
 from oracleproto.verify.refresh_files import check_refresh_audit
 from oracleproto.verify.regen import check_analysis
 from oracleproto.verify.samples import check_sample_entries
 from oracleproto.verify.switch import COMMITTED_DIR, STAGING_DIR, finish_interrupted, pending_switch
-
-Progress = Callable[[str], None]
-
-
-def _quiet(_: str) -> None:
-    return None
 
 
 def _manifest(run: RunDir, report: VerifyReport) -> Manifest | None:
@@ -137,7 +140,7 @@ def verify_run(
     *,
     dataset: Path | None = None,
     extra_datasets: tuple[Path, ...] = (),
-    progress: Progress = _quiet,
+    progress: Progress = quiet,
 ) -> VerifyReport:
     """Every check on one run directory; never raises for a damaged run (the report says what)."""
     from oracleproto.panel.verify import is_panel, verify_panel

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from oracleproto.verify.findings import VerifyReport
-from oracleproto.verify.run import Progress, _quiet, verify_run
+from oracleproto.verify.findings import Progress, VerifyReport, quiet
+from oracleproto.verify.run import verify_run
 
 
-def verify_path(target: Path, *, dataset: Path | None = None, progress: Progress = _quiet) -> VerifyReport:
+def verify_path(target: Path, *, dataset: Path | None = None, progress: Progress = quiet) -> VerifyReport:
     """A run directory or panel, or a ``.tar.gz`` bundle (imported into a temporary folder first)."""
     if target.is_file():
         from oracleproto.verify.bundle import verify_bundle

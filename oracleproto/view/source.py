@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from oracleproto.verify.bundle import import_bundle
-from oracleproto.verify.findings import VerifyReport
-from oracleproto.verify.run import Progress, _quiet, verify_run
+from oracleproto.verify.findings import Progress, VerifyReport, quiet
+from oracleproto.verify.run import verify_run
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ def opened_run(target: Path) -> Iterator[OpenedRun]:
         yield OpenedRun(imported.run_dir, target.name, imported.dataset)
 
 
-def verify_opened(run: OpenedRun, *, progress: Progress = _quiet) -> VerifyReport:
+def verify_opened(run: OpenedRun, *, progress: Progress = quiet) -> VerifyReport:
     """``verify``'s checks on the run (no re-execution), with the dataset a bundle carried."""
     extra = () if run.dataset is None else (run.dataset,)
     return verify_run(run.root, extra_datasets=extra, progress=progress)
