@@ -188,7 +188,7 @@ def limit_blas_threads(environ: MutableMapping[str, str]) -> None:
 
     The analysis's BLAS work is small matrix products (the bootstrap's weights times a column of
     per-question counts, family C's small regressions), which gain nothing from threads. OpenBLAS
-    otherwise starts a thread per core as numpy is imported: 0.1-0.15 CPU-s of every command that
+    otherwise starts a thread per core as numpy is imported: 0.1-0.2 CPU-s of every command that
     imports numpy, on two cores (docs/design/performance.md, *Start-up imports*).
     """
     name, value = BLAS_THREADS
