@@ -179,10 +179,6 @@ def install_signal_handlers() -> None:
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 
 
-#: The thread count numpy's OpenBLAS starts with, unless the environment sets one.
-BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "1")
-
-
 def limit_blas_threads(environ: MutableMapping[str, str]) -> None:
     """One BLAS thread for this process and the workers it starts, unless the user chose a number.
 
@@ -191,8 +187,7 @@ def limit_blas_threads(environ: MutableMapping[str, str]) -> None:
     otherwise starts a thread per core as numpy is imported: 0.1-0.2 CPU-s of every command that
     imports numpy, on two cores (docs/design/performance.md, *Start-up imports*).
     """
-    name, value = BLAS_THREADS
-    environ.setdefault(name, value)
+    environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
 def main() -> None:
