@@ -3,6 +3,10 @@
 vcrpy is a test dependency only (nothing in the package imports it); these tests keep the YAML
 files readable by the tool whose format they follow. ``record_mode="none"``: vcrpy must serve
 every request from the cassette, and sockets are disabled, so nothing reaches a network.
+
+vcrpy and the openai SDK are imported inside the tests: together they take about 0.4 s of CPU to
+import, which every test worker would otherwise pay while collecting, not only the one that runs
+these tests.
 """
 
 from __future__ import annotations
@@ -13,9 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import openai
 import pytest
-import vcr
 import yaml
 
 from oracleproto.verify.demo import find_demo_run
@@ -43,6 +45,8 @@ def _copy(path: Path, tmp_path: Path) -> Path:
 @pytest.mark.disable_socket
 def test_demo_llm_cassette_replays_through_httpx(tmp_path: Path) -> None:
     """vcrpy serves the demo run's first recorded chat completion to a plain httpx client."""
+    import vcr
+
     source = find_demo_run() / "cassettes" / "llm" / "sim__careful__r5__c4.yaml"
     cassette = _copy(source, tmp_path)
     recorded = _first_interaction(cassette)
@@ -62,6 +66,9 @@ def test_demo_llm_cassette_replays_through_httpx(tmp_path: Path) -> None:
 @pytest.mark.disable_socket
 def test_recorded_chat_replays_through_the_openai_sdk(tmp_path: Path) -> None:
     """The openai SDK, pointed at the recorded host, gets the recorded completion from vcrpy."""
+    import openai
+    import vcr
+
     cassette = _copy(PLUGIN_CASSETTE, tmp_path)
     recorded = _first_interaction(cassette)
     body = json.loads(recorded["request"]["body"])
