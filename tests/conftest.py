@@ -31,7 +31,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     test items, the package's and its dependencies' tables), and every full collection walked all
     of them again. ``gc.freeze`` moves them to a permanent generation the collector skips; objects
     the tests create are collected as before. (A frozen object is still freed when its last
-    reference goes; only a cycle among frozen objects would be kept to the end of the session.)
+    reference goes; only a garbage cycle through a frozen object would be kept to the session's end.)
     """
     gc.collect()
     gc.freeze()

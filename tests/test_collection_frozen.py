@@ -9,7 +9,7 @@ import pytest
 
 def test_collection_objects_are_frozen(request: pytest.FixtureRequest) -> None:
     assert gc.get_freeze_count() > 10_000
-    # The session's test items were built during collection, so they are among the frozen objects:
-    # a collection only reaches objects it tracks, and frozen ones are not.
+    # This test's item was built during collection, so it is frozen: ``gc.get_objects`` lists the
+    # collector's three generations, not the frozen objects.
     node = request.node
     assert not any(tracked is node for tracked in gc.get_objects())
