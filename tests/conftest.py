@@ -16,7 +16,7 @@ from syrupy.location import PyTestLocation
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests"
 GOLDEN = ROOT / "golden"
-pytest_plugins = ["tests.browser", "tests.plot_memo", "tests.cassette_memo"]
+pytest_plugins = ["tests.browser", "tests.plot_memo", "tests.cassette_memo", "tests.tls_memo"]
 
 # What the console script sets for every command (cli/main.py:limit_blas_threads), set here for the
 # test processes and the workers they spawn (a replay's plot and shard workers started in-process),
