@@ -76,7 +76,7 @@ def _headers(response: dict[str, Any]) -> dict[str, str]:
 
 def load_interactions(path: Path, root: Path) -> list[Interaction]:
     """Every interaction of one cassette file."""
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data = yaml.load(path.read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)
     if not isinstance(data, dict):
         return []
     items = data.get("interactions") or data.get("http_interactions") or []

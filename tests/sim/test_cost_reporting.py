@@ -25,7 +25,9 @@ def _usage(
 
 
 def _real_openrouter_usage(shared_payloads: Path) -> dict[str, Any]:
-    data = yaml.safe_load((shared_payloads / "pydantic-ai" / "test_openrouter_usage.yaml").read_text())
+    data = yaml.load(
+        (shared_payloads / "pydantic-ai" / "test_openrouter_usage.yaml").read_text(), Loader=yaml.CSafeLoader
+    )
     usages = [i["response"]["parsed_body"].get("usage") or {} for i in data["interactions"]]
     return next(u for u in usages if "cost" in u)
 

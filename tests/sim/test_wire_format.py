@@ -20,14 +20,14 @@ pytestmark = pytest.mark.shared
 
 
 def _parsed_bodies(path: Path) -> list[dict[str, Any]]:
-    data = yaml.safe_load(path.read_text())
+    data = yaml.load(path.read_text(), Loader=yaml.CSafeLoader)
     return [
         i["response"]["parsed_body"] for i in data["interactions"] if i["response"]["status"]["code"] == 200
     ]
 
 
 def _vcr_error_body(path: Path, status: int) -> dict[str, Any]:
-    data = yaml.safe_load(path.read_text())
+    data = yaml.load(path.read_text(), Loader=yaml.CSafeLoader)
     for interaction in data["interactions"]:
         if interaction["response"]["status"]["code"] == status:
             body: dict[str, Any] = json.loads(interaction["response"]["body"]["string"])
@@ -173,8 +173,9 @@ def test_openai_401_has_the_real_shape_and_does_not_echo_the_key(shared_payloads
 
 
 def test_unknown_model_is_a_real_404_model_not_found(sim: Simulator, shared_payloads: Path) -> None:
-    data = yaml.safe_load(
-        (shared_payloads / "pydantic-ai" / "test_model_name_suggestion[openai-chat].yaml").read_text()
+    data = yaml.load(
+        (shared_payloads / "pydantic-ai" / "test_model_name_suggestion[openai-chat].yaml").read_text(),
+        Loader=yaml.CSafeLoader,
     )
     real_body = next(
         i["response"]["parsed_body"] for i in data["interactions"] if i["response"]["status"]["code"] == 404

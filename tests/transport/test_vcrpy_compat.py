@@ -29,7 +29,7 @@ PLUGIN_CASSETTE = (
 
 
 def _first_interaction(path: Path) -> dict[str, Any]:
-    loaded: dict[str, Any] = yaml.safe_load(path.read_bytes())
+    loaded: dict[str, Any] = yaml.load(path.read_bytes(), Loader=yaml.CSafeLoader)
     first: dict[str, Any] = loaded["interactions"][0]
     return first
 

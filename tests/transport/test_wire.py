@@ -81,7 +81,7 @@ def _payloads(root: Path) -> list[tuple[str, int, bytes]]:
     """(name, status, raw body) of every chat/search response in the real-payload cassettes."""
     out = []
     for path in sorted(root.rglob("*.y*ml")):
-        doc = yaml.safe_load(path.read_text())
+        doc = yaml.load(path.read_text(), Loader=yaml.CSafeLoader)
         for i, item in enumerate(doc.get("interactions") or []):
             response = item["response"]
             if "parsed_body" in response:
@@ -219,7 +219,7 @@ async def test_hundreds_of_concurrent_requests_give_identical_bytes_in_any_order
         await _record_concurrently(tmp_path / "b", server.base_url, 300, seed=2)
     a, b = (tmp_path / "a" / "llm" / "m.yaml").read_bytes(), (tmp_path / "b" / "llm" / "m.yaml").read_bytes()
     assert a == b
-    assert len(yaml.safe_load(a)["interactions"]) == 300
+    assert len(yaml.load(a, Loader=yaml.CSafeLoader)["interactions"]) == 300
     assert not list((tmp_path / "a" / ".journal").glob("*.jsonl"))
 
 

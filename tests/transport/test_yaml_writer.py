@@ -186,7 +186,7 @@ def test_real_payloads_match_yaml_dump() -> None:
         items = [_interaction(text, {"name": path.name})]
         items += [_interaction(line, None) for line in text.splitlines()[:200]]
         if path.suffix in (".yaml", ".yml"):
-            doc = yaml.safe_load(text)
+            doc = yaml.load(text, Loader=yaml.CSafeLoader)
             if isinstance(doc, dict) and isinstance(doc.get("interactions"), list):
                 items += [i for i in doc["interactions"] if isinstance(i, dict) and i]
         elif path.suffix == ".json":
