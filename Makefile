@@ -18,6 +18,22 @@ $(VENV)/.installed: pyproject.toml
 	$(BIN)/python -m compileall -q oracleproto benchmarks
 	touch $@
 
+# pytest rewrites the asserts of each test module (and of the package, a pytest plugin) as it imports
+# it, and keeps the rewritten code beside the source, but writes nothing where PYTHONDONTWRITEBYTECODE
+# is set; all workers collect at once, so in a fresh clone each rewrote every module (about 7 CPU-s
+# per worker). The first `make test` of a venv writes that cache, in two collecting processes with
+# half of tests/ each; a module edited later is rewritten in memory until the cache is written again
+# (`rm $(REWRITE_CACHE)`). A collection error here is left to the test run to report.
+REWRITE_CACHE := $(VENV)/.rewrite-cache
+
+$(REWRITE_CACHE): $(VENV)/.installed
+	@parts="$$(ls -d tests/*/ tests/test_*.py | grep -v __pycache__)"; \
+	for half in 0 1; do \
+		env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest --collect-only -q -p no:xdist \
+			$$(printf '%s\n' $$parts | awk -v h=$$half 'NR % 2 == h') > /dev/null 2>&1 & \
+	done; wait
+	touch $@
+
 # The suite on every core (pytest-xdist, each worker its own session and temp dirs; an idle worker
 # takes tests queued for a busy one, so a few long tests do not make a long tail). One worker more
 # than there are CPUs: about a seventh of a worker's time is spent waiting (on the CLI and server
@@ -25,13 +41,13 @@ $(VENV)/.installed: pyproject.toml
 # A single file or test runs serially: `$(BIN)/python -m pytest tests/scoring/test_parser.py`.
 WORKERS ?= $(shell $(PYTHON) -c 'import os; print((os.cpu_count() or 1) + 1)')
 
-test: install
+test: install $(REWRITE_CACHE)
 	$(BIN)/python -m pytest -n $(WORKERS) --dist worksteal
 
 # The same in a random order (pytest-randomly, off by default in pyproject.toml); the seed is
 # printed, and `SEED=<n> make test-shuffled` repeats an order. The seed is drawn here, so it is in
 # the command line make prints (pytest-randomly's own header line is hidden by addopts' -q).
-test-shuffled: install
+test-shuffled: install $(REWRITE_CACHE)
 	$(BIN)/python -m pytest -n $(WORKERS) --dist worksteal -p randomly --randomly-seed=$(or $(SEED),$(shell $(BIN)/python -c 'import random; print(random.randrange(1 << 32))'))
 
 lint: install
