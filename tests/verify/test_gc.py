@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import fcntl
 import random
+import shutil
 from pathlib import Path
 
 import httpx
@@ -40,12 +41,22 @@ async def _stray_call(cassettes: Path, base_url: str) -> None:
             await chat.complete("sim/careful", [{"role": "user", "content": "a prompt nobody kept"}], [])
 
 
-@pytest.fixture
-def run_with_garbage(tmp_path: Path) -> RunDir:
-    run = SimRecorder()(tmp_path / "runs", models=1, samples=1, detector=False, analysis=True).run
+@pytest.fixture(scope="module")
+def garbage_template(tmp_path_factory: pytest.TempPathFactory) -> RunDir:
+    """A sealed run holding one entry no stored sample used (recorded once: each test changes a copy)."""
+    run = SimRecorder()(
+        tmp_path_factory.mktemp("gc") / "runs", models=1, samples=1, detector=False, analysis=True
+    ).run
     with Simulator() as sim:
         asyncio.run(_stray_call(run.cassettes_dir, sim.base_url))
     write_attestation(run.root)
+    return run
+
+
+@pytest.fixture
+def run_with_garbage(garbage_template: RunDir, tmp_path: Path) -> RunDir:
+    run = RunDir.at(tmp_path / "runs", garbage_template.run_id)
+    shutil.copytree(garbage_template.root, run.root)
     return run
 
 
