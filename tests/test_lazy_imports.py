@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -128,6 +129,29 @@ def test_naming_the_demo_imports_neither_the_analysis_nor_numpy() -> None:
     modules = _modules_after(code)
     assert "oracleproto.verify.demo" in modules
     assert not {"numpy", "oracleproto.analysis.report", "oracleproto.verify.run"} & modules
+
+
+def test_a_recording_without_its_analysis_pass_imports_neither_the_analysis_nor_numpy(tmp_path: Path) -> None:
+    """``sim run --no-report`` (as ``run --no-report``, and a run stopped before its pass) starts and
+    records without the metrics, the refresh audit or numpy: they load only for an analysis pass."""
+    args = ["sim", "run", "--personas", "1", "--samples", "1", "--limit", "1", "--no-detector"]
+    args += ["--no-report", "--no-progress", "--runs-root", str(tmp_path)]
+    code = (
+        "from oracleproto.cli.main import cli\n"
+        "try:\n"
+        f"    cli.main({args!r}, prog_name='oracleproto')\n"
+        "except SystemExit as exc:\n"
+        "    assert exc.code == 0, exc.code"
+    )
+    modules = _modules_after(code)
+    assert "oracleproto.runner.execute" in modules and [p.name for p in tmp_path.iterdir()]
+    loaded = {
+        "numpy",
+        "oracleproto.analysis.report",
+        "oracleproto.analysis.reader",
+        "oracleproto.refresh.report",
+    }
+    assert not loaded & modules
 
 
 #: Run after the console script's ``main`` exits: numpy imported then, as a command would import it,

@@ -21,10 +21,9 @@ from oracleproto.analysis.setup_tables import SETUP_TABLES, render_setup
 from oracleproto.analysis.tables import DEFAULT_STYLE, RENDERERS, TABLES, TableStyle
 from oracleproto.errors import AnalysisError
 from oracleproto.primitives import killpoints
-from oracleproto.store.rundir import AUDIT_SUBDIR, ON_DEMAND_SUBDIRS
+from oracleproto.store.rundir import ANALYSIS_MARKER, AUDIT_SUBDIR, ON_DEMAND_SUBDIRS
 
 FORMATS = ("md", "csv", "json", "latex", "all")
-MARKER = ".oracleproto-analysis"
 #: Sub-folders of an analysis directory that other passes own (the refresh audit, the reports written
 #: on demand beside it): a rewrite by the analysis pass carries them over unchanged, never deletes them.
 FOREIGN_SUBDIRS = (AUDIT_SUBDIR, *ON_DEMAND_SUBDIRS)
@@ -103,7 +102,9 @@ def write_analysis(
     if formats not in FORMATS:
         raise AnalysisError(f"unknown format {formats!r}: expected one of {', '.join(FORMATS)}")
     out = Path(out)
-    if out.exists() and (not out.is_dir() or (_has_own_content(out) and not (out / MARKER).exists())):
+    if out.exists() and (
+        not out.is_dir() or (_has_own_content(out) and not (out / ANALYSIS_MARKER).exists())
+    ):
         raise AnalysisError(
             f"output {out} exists and is not an oracleproto analysis directory: choose an empty or new --out"
         )
@@ -114,7 +115,7 @@ def write_analysis(
     try:
         if plots and formats == "all":
             pending = draw_plots(result, tmp)
-        (tmp / MARKER).write_text(f"convention={result.convention.value}\n", encoding="utf-8")
+        (tmp / ANALYSIS_MARKER).write_text(f"convention={result.convention.value}\n", encoding="utf-8")
         chosen = list(RENDERERS) if formats == "all" else [f for f in (formats,) if f in RENDERERS]
         if formats in ("json", "all"):
             (tmp / "summary.json").write_text(summary_json(result), encoding="utf-8")

@@ -6,7 +6,7 @@ import contextlib
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -15,20 +15,16 @@ from oracleproto.cli.runref import RUN_FORMS, resolve_run, runs_root_option
 from oracleproto.cli.stop import StoppedBySignalError, report_stopped, run_stoppable
 from oracleproto.errors import RunStoppedError, StoreError
 from oracleproto.primitives.clock import Clock
-from oracleproto.refresh import (
-    RefreshOptions,
-    audit_json,
-    build_audit,
-    load_view,
-    previous_generation,
-    refresh_run,
-    render_markdown,
-    split_ref,
-    summary_lines,
-)
-from oracleproto.refresh.execute import resume_arguments
+from oracleproto.refresh.views import load_view, previous_generation, split_ref
 from oracleproto.store import RunDir, new_run_id
 from oracleproto.store.naming import RandomBits
+
+if TYPE_CHECKING:
+    from oracleproto.refresh.execute import RefreshOptions
+
+# The refresh itself and its audit (refresh/execute.py, refresh/report.py) read runs through the
+# analysis, numpy included: they are imported when a diff or a refresh runs, not by every `run` and
+# `sim run` that imports this module for its options.
 
 #: Exit status of ``cassettes diff --fail-on-drift`` when something drifted.
 EXIT_DRIFT = EXIT_FAILED
@@ -44,6 +40,8 @@ select_option = click.option(
 
 
 def _emit(audit: dict[str, Any], fmt: str) -> None:
+    from oracleproto.refresh.report import audit_json, render_markdown, summary_lines
+
     if fmt == "json":
         click.echo(audit_json(audit), nl=False)
     elif fmt == "md":
@@ -91,6 +89,8 @@ def diff_cmd(
     Without @GEN each side is its latest generation; when both name the same directory, OLD
     is the generation before NEW's.
     """
+    from oracleproto.refresh.report import build_audit
+
     old_path, old_gen = _side(old, runs_root)
     new_path, new_gen = _side(new, runs_root)
     after = load_view(new_path, new_gen)
@@ -105,6 +105,9 @@ def diff_cmd(
 
 def run_refresh(options: RefreshOptions, *, clock: Clock, rand: RandomBits) -> None:
     """Run a refresh from a command, print the audit summary and the new run directory."""
+    from oracleproto.refresh.execute import refresh_run, resume_arguments
+    from oracleproto.refresh.report import summary_lines
+
     # Drawn here rather than in refresh_run so an interrupted refresh can be named in the message.
     run_id = options.run_id or new_run_id(clock, rand)
     try:

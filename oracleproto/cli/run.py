@@ -8,12 +8,10 @@ import sys
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from oracleproto.analysis.postrun import write_run_analysis as analysis_pass
-from oracleproto.analysis.writer import PlotDrawer, draw_here
 from oracleproto.cli.exits import EXIT_SAMPLE_ERRORS, stopped_exit_status
 from oracleproto.cli.experiment import (
     env_file_option,
@@ -33,7 +31,7 @@ from oracleproto.primitives.clock import SystemClock
 from oracleproto.primitives.oserrors import describe_os_error
 from oracleproto.primitives.redact import redact_urls_in_text
 from oracleproto.providers.model_check import check_models
-from oracleproto.refresh import RefreshOptions, parse_selector
+from oracleproto.refresh.selector import parse_selector
 from oracleproto.runner.allow_errors import NO_ERRORS, AllowedErrors
 from oracleproto.runner.execute import RunOptions, RunSummary, execute_run
 from oracleproto.runner.spend_cap import SpendCap
@@ -43,6 +41,9 @@ from oracleproto.settings.model import CacheMode, Settings
 from oracleproto.store import RunDir, new_run_id
 from oracleproto.store.label import RunLabel
 from oracleproto.store.naming import RandomBits, validate_run_id
+
+if TYPE_CHECKING:
+    from oracleproto.analysis.writer import PlotDrawer
 
 __all__ = [
     "allow_errors_option",
@@ -56,9 +57,15 @@ __all__ = [
 ]
 
 
-def write_run_analysis(run: RunDir, settings: Settings, draw_plots: PlotDrawer = draw_here) -> None:
-    """The post-run pass: write ``analysis/`` under the run's own analysis settings."""
-    analysis_pass(run.root, settings.analysis, draw_plots)
+def write_run_analysis(run: RunDir, settings: Settings, draw_plots: PlotDrawer | None = None) -> None:
+    """The post-run pass: write ``analysis/`` under the run's own analysis settings (``draw_plots``:
+    who draws the plots; None: this process, as the pass runs)."""
+    # The analysis (numpy, the metric families) loads here, when a pass runs: a recording without
+    # one (--no-report) never imports it.
+    from oracleproto.analysis.postrun import write_run_analysis as analysis_pass
+    from oracleproto.analysis.writer import draw_here
+
+    analysis_pass(run.root, settings.analysis, draw_here if draw_plots is None else draw_plots)
 
 
 def execute_and_report(
@@ -291,6 +298,8 @@ def run_command(
         if refresh is None or mode is not None:
             raise click.UsageError("--select needs --refresh RUN, and --refresh excludes --record/--replay")
         root = runs_root or settings.run.runs_root
+        from oracleproto.refresh.execute import RefreshOptions  # the refresh machinery: only for --refresh
+
         refresh_opts = RefreshOptions(
             old_run=refresh_target(refresh, root),
             settings=settings,

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import click
 
-from oracleproto.analysis import analyze_run
-from oracleproto.analysis.tables import render_markdown
 from oracleproto.cli.exits import EXIT_SAMPLE_ERRORS
 from oracleproto.runner.allow_errors import AllowedErrors
 from oracleproto.runner.options import RunSummary
@@ -116,5 +114,9 @@ def print_tables(run: RunDir) -> None:
             click.echo(written.read_text(encoding="utf-8").rstrip("\n") + "\n")
             continue
         if result is None:
+            # The analysis (numpy, the metric families) loads only when a table must be recomputed.
+            from oracleproto.analysis import analyze_run
+            from oracleproto.analysis.tables import render_markdown
+
             result = analyze_run(run.root, bootstrap_samples=0)
         click.echo(render_markdown(result, name))

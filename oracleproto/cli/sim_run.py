@@ -22,7 +22,7 @@ from oracleproto.cli.run_label import label_options, run_label
 from oracleproto.cli.sim_models import SimModels, models_options, sim_models
 from oracleproto.primitives.clock import SystemClock
 from oracleproto.profile import load_profile
-from oracleproto.refresh import RefreshOptions, parse_selector
+from oracleproto.refresh.selector import parse_selector
 from oracleproto.runner.allow_errors import AllowedErrors
 from oracleproto.runner.execute import RunOptions
 from oracleproto.settings.model import Settings
@@ -358,6 +358,8 @@ def _refresh_run(
     no_report: bool,
 ) -> None:
     """``--refresh RUN``: refresh that run against the running simulator."""
+    from oracleproto.refresh.execute import RefreshOptions  # the refresh machinery: only for --refresh
+
     refresh_opts = RefreshOptions(
         old_run=refresh_target(refresh, runs_root),
         settings=settings,

@@ -14,10 +14,10 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from oracleproto.analysis.writer import MARKER
 from oracleproto.errors import OracleprotoError
 from oracleproto.runner.plan import RunPlan
 from oracleproto.store import Manifest, ModelStore, RunDir
+from oracleproto.store.rundir import ANALYSIS_MARKER
 from oracleproto.transport.store import has_leftover_journal
 
 
@@ -25,7 +25,7 @@ def _analysis_complete(analysis_dir: Path) -> bool:
     """The pass's marker is there and no swap was interrupted (``writer.remove_leftovers``' names)."""
     parent, name = analysis_dir.parent, analysis_dir.name
     leftovers = [*parent.glob(f".{name}.tmp-*"), *parent.glob(f".{name}.old-*")]
-    return (analysis_dir / MARKER).is_file() and not leftovers
+    return (analysis_dir / ANALYSIS_MARKER).is_file() and not leftovers
 
 
 def nothing_pending(run: RunDir, existing: Manifest | None, plan: RunPlan, *, analysis: bool) -> bool:

@@ -13,12 +13,14 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from oracleproto.analysis.billing import json_cell
-from oracleproto.analysis.reader import EXCLUSION_ERRORS, ModelRun, read_run
 from oracleproto.errors import AnalysisError
 from oracleproto.primitives.sqlite_readonly import connect_readonly
+
+if TYPE_CHECKING:
+    from oracleproto.analysis.reader import ModelRun
 
 
 @dataclass
@@ -166,6 +168,8 @@ def _count(value: Any) -> int:
 
 def _model_sums(run_dir: Path, model: ModelRun, n: int) -> _Sums:
     """The totals of one virtual model: billing from the reader, per-step points from its DB."""
+    from oracleproto.analysis.reader import EXCLUSION_ERRORS
+
     db_path = run_dir / "db" / model.file
     cols = ", ".join(
         f'"s{j}_{f}"'
@@ -216,6 +220,9 @@ def _model_sums(run_dir: Path, model: ModelRun, n: int) -> _Sums:
 
 def load_calibration(run_dir: Path) -> Calibration:
     """Measure the pilot run at ``run_dir`` (read-only); AnalysisError when it is not a usable run."""
+    # The reader (numpy) loads when a pilot is measured, not with every command that plans a run.
+    from oracleproto.analysis.reader import read_run
+
     data = read_run(run_dir)
     n = int(data.manifest.get("sampling_n") or 0)
     per_model: dict[str, _Sums] = {}

@@ -16,6 +16,8 @@ from oracleproto.store.naming import RUN_ID_RE, model_file_name, validate_run_id
 
 DB_DIR = "db"
 ANALYSIS_DIR = "analysis"
+#: The file an analysis pass writes last in ``analysis/``: the folder is this tool's, and complete.
+ANALYSIS_MARKER = ".oracleproto-analysis"
 #: The sub-folder of ``analysis/`` holding the refresh audit: the analysis pass does not own it
 #: (it keeps it across rewrites) and a replay does not reproduce it (verify checks it instead).
 AUDIT_SUBDIR = "audit"

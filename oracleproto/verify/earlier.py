@@ -16,9 +16,9 @@ from contextlib import closing, suppress
 from pathlib import Path
 from typing import Any
 
-from oracleproto.analysis.writer import MARKER
 from oracleproto.settings.model import AnalysisSettings
 from oracleproto.store import Manifest, RunDir, RunMeta, parse_virtual_slug
+from oracleproto.store.rundir import ANALYSIS_MARKER
 from oracleproto.store.schema import SAMPLE_ENTRIES_TABLE
 from oracleproto.verify.findings import Check, failed, not_applicable, passed
 
@@ -124,11 +124,15 @@ def analysis_settings() -> AnalysisSettings:
 
 def foreign_analysis(analysis_dir: Path) -> Check | None:
     """Not applicable when ``analysis/`` holds that implementation's own files (no marker of ours)."""
-    if not analysis_dir.is_dir() or (analysis_dir / MARKER).is_file() or not any(analysis_dir.iterdir()):
+    if (
+        not analysis_dir.is_dir()
+        or (analysis_dir / ANALYSIS_MARKER).is_file()
+        or not any(analysis_dir.iterdir())
+    ):
         return None
     return not_applicable(
         "analysis/",
-        f"written by the earlier implementation's own analysis pass (no {MARKER} marker), whose files "
-        f"oracleproto does not produce: not regenerated; `oracleproto report RUN --convention "
+        f"written by the earlier implementation's own analysis pass (no {ANALYSIS_MARKER} marker), "
+        f"whose files oracleproto does not produce: not regenerated; `oracleproto report RUN --convention "
         f"{EARLIER_CONVENTION} --out DIR` writes oracleproto's {EARLIER_CONVENTION} analysis of it",
     )
