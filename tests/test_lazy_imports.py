@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import oracleproto
+from oracleproto.cli.main import skip_httpx_cli
 
 #: Heavy modules no command needs just to start (or to print its help).
 HEAVY = (
@@ -152,6 +153,34 @@ def test_a_recording_without_its_analysis_pass_imports_neither_the_analysis_nor_
         "oracleproto.refresh.report",
     }
     assert not loaded & modules
+
+
+def test_the_console_script_talks_http_without_httpx_s_own_command_line(tmp_path: Path) -> None:
+    """The console script records through httpx without importing httpx's CLI (rich, pygments)."""
+    args = ["oracleproto", "sim", "run", "--personas", "1", "--samples", "1", "--limit", "1"]
+    args += ["--no-detector", "--no-report", "--no-progress", "--runs-root", str(tmp_path)]
+    code = (
+        f"sys.argv = {args!r}\n"
+        "from oracleproto.cli.main import main\n"
+        "try:\n"
+        "    main()\n"
+        "except SystemExit as exc:\n"
+        "    assert exc.code == 0, exc.code\n"
+        "import httpx\n"
+        "assert sys.modules['httpx._main'] is None and callable(httpx.main)"
+    )
+    modules = _modules_after(code)
+    assert {"httpx", "oracleproto.runner.execute"} <= modules and [p.name for p in tmp_path.iterdir()]
+    assert not {"rich", "pygments"} & modules
+
+
+def test_httpx_s_command_line_is_left_alone_once_httpx_is_imported() -> None:
+    loaded = {"httpx": object()}
+    skip_httpx_cli(loaded)
+    assert loaded.keys() == {"httpx"}
+    fresh: dict[str, object] = {}
+    skip_httpx_cli(fresh)
+    assert fresh == {"httpx._main": None}
 
 
 #: Run after the console script's ``main`` exits: numpy imported then, as a command would import it,

@@ -190,8 +190,24 @@ def limit_blas_threads(environ: MutableMapping[str, str]) -> None:
     environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
+def skip_httpx_cli(modules: MutableMapping[str, Any]) -> None:
+    """httpx without its own command-line client, as where httpx's ``cli`` extra is not installed.
+
+    ``import httpx`` also imports ``httpx._main``, its command-line client (rich's console,
+    progress bars, syntax and tables; pygments' lexers; click), only to offer ``httpx.main``, which
+    no command calls: about 200 M instructions, 30-40 ms of CPU, in every command that talks HTTP
+    (upstream: encode/httpx discussion 3523). A ``None`` entry in ``sys.modules`` makes that one
+    import fail, and httpx catches the failure as it does when the extra is missing. Once httpx is
+    imported there is nothing left to spare, and the entry is not set. (``Any``: typeshed types
+    ``sys.modules`` as holding modules only; the import system reads ``None`` there too.)
+    """
+    if "httpx" not in modules:
+        modules.setdefault("httpx._main", None)
+
+
 def main() -> None:
     """Console-script entry point: known errors print one clear message, exit non-zero."""
     install_signal_handlers()
     limit_blas_threads(os.environ)
+    skip_httpx_cli(sys.modules)
     cli.main()
